@@ -1,0 +1,34 @@
+"""Typed errors: each subclasses a builtin and says how to fix the problem."""
+
+from __future__ import annotations
+
+
+class E2StoreError(Exception):
+    """Base class of every error e2store raises on purpose."""
+
+
+class InstanceFormatError(E2StoreError, ValueError):
+    """A piece file cannot be read: names the file, the line, the problem and what was expected."""
+
+    def __init__(self, path: str, line: int | None, problem: str, expected: str | None = None):
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+        self.expected = expected
+        where = f"{self.path}:{line}" if line is not None else self.path
+        msg = f"{where}: {problem}"
+        if expected:
+            msg += f" (expected {expected})"
+        super().__init__(msg)
+
+
+class InstanceError(E2StoreError, ValueError):
+    """An instance is readable but breaks the puzzle's rules (piece counts, grey sides)."""
+
+
+class ZoneError(E2StoreError, ValueError):
+    """A zone or cell request does not fit the board (cell off the board, unknown zone id)."""
+
+
+class StoreError(E2StoreError, OSError):
+    """A corolle store is missing, damaged, or of another format version."""

@@ -1,0 +1,85 @@
+"""The puzzle instance: board size and pieces as (W, N, E, S) colours (DESIGN.md section 1)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+GREY = 0
+SIDES = "WNES"  # side index 0..3, clockwise from west
+
+
+def rotated_colours(piece: np.ndarray, r: int) -> tuple[int, int, int, int]:
+    """Colours shown on sides W, N, E, S by `piece` (W, N, E, S) turned r quarter turns clockwise."""
+    return tuple(int(piece[(s - r) % 4]) for s in range(4))  # type: ignore[return-value]
+
+
+@dataclass(frozen=True, eq=False)
+class Instance:
+    """A W x H edge-matching board and its W*H pieces.
+
+    `pieces[i]` holds piece i's colours clockwise from the west side (W, N, E, S).
+    `solution`, when known, is an (height, width) array of packed `piece*4 + r` values.
+    """
+
+    name: str
+    width: int
+    height: int
+    pieces: np.ndarray
+    solution: np.ndarray | None = None
+    source: str | None = None
+    _id: str = field(default="", repr=False)
+
+    def __post_init__(self) -> None:
+        p = np.ascontiguousarray(np.asarray(self.pieces, dtype=np.int16).reshape(-1, 4))
+        object.__setattr__(self, "pieces", p)
+        if self.solution is not None:
+            s = np.asarray(self.solution, dtype=np.int32).reshape(self.height, self.width)
+            object.__setattr__(self, "solution", s)
+        digest = hashlib.sha256(
+            f"{self.width}x{self.height}:".encode() + p.astype("<i2").tobytes()
+        ).hexdigest()
+        object.__setattr__(self, "_id", f"{_slug(self.name)}-{digest[:12]}")
+
+    @property
+    def id(self) -> str:
+        """Stable instance id: a readable name plus a hash of size and pieces (not of the name)."""
+        return self._id
+
+    @property
+    def content_hash(self) -> str:
+        return self._id.rsplit("-", 1)[1]
+
+    @property
+    def n_pieces(self) -> int:
+        return int(self.pieces.shape[0])
+
+    @property
+    def n_colours(self) -> int:
+        """Number of colour ids in use, counting grey: max colour + 1."""
+        return int(self.pieces.max()) + 1 if self.n_pieces else 1
+
+    def grey_count(self) -> np.ndarray:
+        """Number of grey sides of each piece."""
+        return (self.pieces == GREY).sum(axis=1)
+
+    def colour(self, packed: int, side: int) -> int:
+        """Colour shown on `side` by the packed placement `piece*4 + r`."""
+        p, r = divmod(int(packed), 4)
+        return int(self.pieces[p, (side - r) % 4])
+
+    def rotated_table(self) -> np.ndarray:
+        """(n*4, 4) table: row `piece*4 + r` gives the colours shown on W, N, E, S."""
+        n = self.n_pieces
+        out = np.empty((n * 4, 4), dtype=np.int16)
+        for r in range(4):
+            out[r::4] = np.roll(self.pieces, r, axis=1)
+        return out
+
+
+def _slug(name: str) -> str:
+    keep = [c if c.isalnum() or c in "._" else "_" for c in name.strip()]
+    s = "".join(keep).strip("_") or "instance"
+    return s[:48]
