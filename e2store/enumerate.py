@@ -209,9 +209,12 @@ def count_corolles(instance: Instance, x: int, y: int, hamming: int, *, threads:
 
 
 def _iter_levels(layout: Layout, table: CandidateTable, chunk_rows: int = DEFAULT_CHUNK_ROWS,
-                 prefix: np.ndarray | None = None,
+                 prefix: np.ndarray | None = None, nodes_out: list[int] | None = None,
                  ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Run `emit_chunk` to exhaustion, yielding (cells (S, n), frontier (F, n)) copies."""
+    """Run `emit_chunk` to exhaustion, yielding (cells (S, n), frontier (F, n)) copies.
+
+    When given, `nodes_out` receives the number of placements made once the walk ends.
+    """
     L = layout.n_levels
     n_pieces = table.n_pieces
     args = _kernel_args(layout, table)
@@ -237,6 +240,8 @@ def _iter_levels(layout: Layout, table: CandidateTable, chunk_rows: int = DEFAUL
             yield cells[:, :n].copy(), front[:, :n].copy()
         if state[2]:
             break
+    if nodes_out is not None:
+        nodes_out[:] = [int(state[3])]
 
 
 def iter_corolles(instance: Instance, x: int, y: int, hamming: int, *,

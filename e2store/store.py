@@ -1,0 +1,339 @@
+"""The on-disk corolle store: flat form, hive-partitioned Parquet + zstd, with a manifest.
+
+Layout (declared once, here)::
+
+    STORE/manifest.json                                       every partition, aggregated
+    STORE/instance=<id>/instance.e2s                          the instance (canonical format)
+    STORE/instance=<id>/hamming=<h>/zone=<z>/rotation=<r>/part-00000.parquet ...
+    STORE/instance=<id>/hamming=<h>/zone=<z>/rotation=<r>/_partition.json
+
+A flat row is one corolle: columns `s0..s{S-1}` (int16 packed `piece*4+r` in ring order,
+-1 off the board) then `f0..f{F-1}` (int8 frontier colours, -1 off the board).  Partition
+values live in the path only.  A partition directory is built under `STORE/.staging/` and
+renamed into place when complete, so a killed run never leaves a partial partition visible;
+a rerun skips complete partitions and finishes the rest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import _kernels
+from .enumerate import DEFAULT_CHUNK_ROWS, candidate_table, corolle_layout, _iter_levels
+from .errors import StoreError
+from .geometry import frontier_layout, n_frontier, n_slots, ring_offsets, rotation_permutation
+from .instance import Instance
+from .zones import Zone, zone_map
+
+FORMAT_VERSION = 1
+FORMS = ("flat",)
+MANIFEST = "manifest.json"
+PARTITION_META = "_partition.json"
+STAGING = ".staging"
+ROWS_PER_FILE = 1 << 25
+ZSTD_LEVEL = 3
+
+
+def partition_dir(root: Path, instance_id: str, hamming: int, zone: int, rotation: int) -> Path:
+    return Path(root) / f"instance={instance_id}" / f"hamming={hamming}" / f"zone={zone}" / (
+        f"rotation={rotation}")
+
+
+def flat_schema(hamming: int, metadata: dict[str, str] | None = None) -> pa.Schema:
+    """Arrow schema of a flat partition at hamming h."""
+    fields = [pa.field(f"s{i}", pa.int16()) for i in range(n_slots(hamming))]
+    fields += [pa.field(f"f{i}", pa.int8()) for i in range(n_frontier(hamming))]
+    return pa.schema(fields, metadata=metadata)
+
+
+def layout_metadata(form: str, instance_id: str, hamming: int, zone: int, rotation: int,
+                    ) -> dict[str, str]:
+    """Parquet key-value metadata: enough for a reader to check what it opened."""
+    fslots, fsides = frontier_layout(hamming)
+    return {
+        "e2store.format_version": str(FORMAT_VERSION),
+        "e2store.form": form,
+        "e2store.instance": instance_id,
+        "e2store.hamming": str(hamming),
+        "e2store.zone": str(zone),
+        "e2store.rotation": str(rotation),
+        "e2store.slots": json.dumps(ring_offsets(hamming).tolist()),
+        "e2store.frontier": json.dumps([[int(a), int(b)] for a, b in zip(fslots, fsides)]),
+    }
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write a text file atomically (temp file in the same directory, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+class _PartitionWriter:
+    """Writes one partition's Parquet files into a staging directory, in its own thread."""
+
+    def __init__(self, staging: Path, schema: pa.Schema, rows_per_file: int):
+        self.dir = staging
+        self.dir.mkdir(parents=True)
+        self.schema = schema
+        self.rows_per_file = rows_per_file
+        self.files: list[dict] = []
+        self.rows = 0
+        self._writer: pq.ParquetWriter | None = None
+        self._file_rows = 0
+        self._q: queue.Queue = queue.Queue(maxsize=2)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def put(self, cells: np.ndarray, front: np.ndarray) -> None:
+        if self._error:
+            raise self._error
+        self._q.put((cells, front))
+
+    def close(self) -> list[dict]:
+        self._q.put(None)
+        self._thread.join()
+        if self._error:
+            raise self._error
+        return self.files
+
+    def _open(self) -> None:
+        name = f"part-{len(self.files):05d}.parquet"
+        self._writer = pq.ParquetWriter(self.dir / name, self.schema, compression="zstd",
+                                        compression_level=ZSTD_LEVEL, use_dictionary=True,
+                                        write_statistics=False)
+        self.files.append({"file": name, "rows": 0})
+        self._file_rows = 0
+
+    def _finish_file(self) -> None:
+        assert self._writer is not None
+        self._writer.close()
+        self._writer = None
+        path = self.dir / self.files[-1]["file"]
+        self.files[-1].update(bytes=path.stat().st_size, sha256=_sha256(path))
+
+    def _run(self) -> None:
+        try:
+            while (item := self._q.get()) is not None:
+                cells, front = item
+                n, off = cells.shape[1], 0
+                while off < n:
+                    if self._writer is None:
+                        self._open()
+                    take = min(n - off, self.rows_per_file - self._file_rows)
+                    cols = [pa.array(c[off:off + take]) for c in cells]
+                    cols += [pa.array(f[off:off + take]) for f in front]
+                    self._writer.write_table(pa.Table.from_arrays(cols, schema=self.schema))
+                    self._file_rows += take
+                    self.files[-1]["rows"] += take
+                    self.rows += take
+                    off += take
+                    if self._file_rows == self.rows_per_file:
+                        self._finish_file()
+            if self._writer is None and not self.files:
+                self._open()  # an empty partition still gets one (empty) file with the schema
+            if self._writer is not None:
+                self._finish_file()
+        except BaseException as exc:  # handed to the producer thread
+            self._error = exc
+            while self._q.get() is not None:
+                pass
+
+
+@dataclass
+class PartitionResult:
+    """What was written (or found complete) for one zone/rotation partition."""
+
+    zone: int
+    rotation: int
+    x: int
+    y: int
+    rows: int
+    corolles: int
+    nodes: int
+    seconds: float
+    bytes: int
+    skipped: bool
+
+
+def write_instance_file(root: Path, instance: Instance) -> Path:
+    """Keep the instance inside the store, so the store is self-describing."""
+    from .formats import write_e2store
+
+    path = Path(root) / f"instance={instance.id}" / "instance.e2s"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_e2store(instance, path)
+    return path
+
+
+def enumerate_zone(root: Path, instance: Instance, zone: Zone, hamming: int, *,
+                   force: bool = False, chunk_rows: int = DEFAULT_CHUNK_ROWS,
+                   rows_per_file: int = ROWS_PER_FILE, progress=None) -> list[PartitionResult]:
+    """Enumerate a zone at its canonical cell and write the flat partitions of its rotations.
+
+    Rotation 0 is enumerated; the other rotations its members need are derived chunk by
+    chunk with the ring-shift rule, written by parallel writer threads.
+    """
+    root = Path(root)
+    rotations = zone.rotations
+    finals = {r: partition_dir(root, instance.id, hamming, zone.id, r) for r in rotations}
+    todo = [r for r in rotations if force or not (finals[r] / PARTITION_META).exists()]
+    results: list[PartitionResult] = []
+    for r in rotations:
+        if r not in todo:
+            meta = json.loads((finals[r] / PARTITION_META).read_text())
+            results.append(PartitionResult(zone.id, r, meta["x"], meta["y"], meta["rows"],
+                                           meta["corolles"], meta["nodes"], meta["seconds"],
+                                           sum(f["bytes"] for f in meta["files"]), True))
+    if not todo:
+        return results
+    t0 = time.perf_counter()
+    layout = corolle_layout(instance.width, instance.height, zone.x, zone.y, hamming)
+    table = candidate_table(instance, layout)
+    run = uuid.uuid4().hex[:12]
+    staging_root = root / STAGING / run
+    writers = {
+        r: _PartitionWriter(staging_root / f"zone={zone.id}-rotation={r}",
+                            flat_schema(hamming, layout_metadata("flat", instance.id, hamming,
+                                                                 zone.id, r)), rows_per_file)
+        for r in todo
+    }
+    shift = 2 * hamming + 1
+    perms = {r: rotation_permutation(hamming, r) for r in todo}
+    nodes_box: list[int] = []
+    try:
+        for cells, front in _iter_levels(layout, table, chunk_rows, nodes_out=nodes_box):
+            for r, w in writers.items():
+                if r == 0:
+                    w.put(cells, front)
+                else:
+                    w.put(*_kernels.rotate_rows(cells, front, perms[r], r, shift * r))
+            if progress is not None:
+                progress(cells.shape[1])
+        files = {r: w.close() for r, w in writers.items()}
+    except BaseException:
+        for w in writers.values():
+            try:
+                w.close()
+            except BaseException:
+                pass
+        shutil.rmtree(staging_root, ignore_errors=True)
+        raise
+    seconds = time.perf_counter() - t0
+    nodes = nodes_box[0] if nodes_box else 0
+    members = {r: [(m.x, m.y) for m in zone.members if m.rotation == r] for r in rotations}
+    for r, w in writers.items():
+        x, y = members[r][0]
+        meta = {
+            "format_version": FORMAT_VERSION, "form": "flat", "instance": instance.id,
+            "hamming": hamming, "zone": zone.id, "rotation": r, "x": x, "y": y,
+            "cells": [list(c) for c in members[r]],
+            "canonical": [zone.x, zone.y], "derived": r != 0,
+            "rows": w.rows, "corolles": w.rows, "nodes": nodes, "seconds": round(seconds, 6),
+            "files": files[r],
+        }
+        (w.dir / PARTITION_META).write_text(json.dumps(meta, indent=1))
+        final = finals[r]
+        final.parent.mkdir(parents=True, exist_ok=True)
+        if final.exists():
+            trash = root / STAGING / run / f"old-{r}"
+            os.replace(final, trash)
+        os.replace(w.dir, final)
+        results.append(PartitionResult(zone.id, r, x, y, w.rows, w.rows, nodes, seconds,
+                                       sum(f["bytes"] for f in files[r]), False))
+    shutil.rmtree(staging_root, ignore_errors=True)
+    return sorted(results, key=lambda p: p.rotation)
+
+
+def enumerate_store(root: Path, instance: Instance, hamming: int, zones: Iterable[int] | None,
+                    *, force: bool = False, progress=None, **kw) -> list[PartitionResult]:
+    """Write the flat partitions of the chosen zones (all when None), then the manifest."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(root / STAGING, ignore_errors=True)  # leftovers of a killed run
+    zm = zone_map(instance.width, instance.height, hamming)
+    ids = range(len(zm.zones)) if zones is None else sorted(set(zones))
+    write_instance_file(root, instance)
+    out: list[PartitionResult] = []
+    for zid in ids:
+        out += enumerate_zone(root, instance, zm.zones[zid], hamming, force=force,
+                              progress=progress, **kw)
+    write_manifest(root)
+    return out
+
+
+def write_manifest(root: Path) -> dict:
+    """Aggregate every complete partition's `_partition.json` into STORE/manifest.json."""
+    root = Path(root)
+    parts = []
+    for meta in sorted(root.glob(f"instance=*/hamming=*/zone=*/rotation=*/{PARTITION_META}")):
+        m = json.loads(meta.read_text())
+        m["path"] = str(meta.parent.relative_to(root))
+        parts.append(m)
+    parts.sort(key=lambda m: (m["instance"], m["hamming"], m["zone"], m["rotation"]))
+    manifest = {"format_version": FORMAT_VERSION, "forms": list(FORMS), "partitions": parts}
+    atomic_write_text(root / MANIFEST, json.dumps(manifest, indent=1) + "\n")
+    return manifest
+
+
+def read_manifest(root: Path) -> dict:
+    path = Path(root) / MANIFEST
+    if not path.exists():
+        raise StoreError(f"{path}: no manifest (expected a store written by `e2store enumerate`)")
+    m = json.loads(path.read_text())
+    if m.get("format_version", 0) > FORMAT_VERSION:
+        raise StoreError(f"{path}: format version {m['format_version']} is newer than this "
+                         f"e2store reads ({FORMAT_VERSION}); upgrade e2store")
+    return m
+
+
+def read_partition(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Read a flat partition back as row-major (cells (n, S), frontier (n, F)) arrays."""
+    d = partition_dir(root, instance_id, hamming, zone, rotation)
+    if not (d / PARTITION_META).exists():
+        raise StoreError(f"{d}: no such complete partition (run `e2store enumerate` for it)")
+    meta = json.loads((d / PARTITION_META).read_text())
+    S, F = n_slots(hamming), n_frontier(hamming)
+    cells, front = [np.zeros((0, S), np.int16)], [np.zeros((0, F), np.int8)]
+    for f in meta["files"]:
+        pf = pq.ParquetFile(d / f["file"])
+        kv = {k.decode(): v.decode() for k, v in (pf.schema_arrow.metadata or {}).items()}
+        if int(kv.get("e2store.format_version", "0")) > FORMAT_VERSION:
+            raise StoreError(f"{d / f['file']}: format version {kv['e2store.format_version']} "
+                             f"is newer than this e2store reads; upgrade e2store")
+        t = pf.read()
+        arr = np.column_stack([t.column(i).to_numpy() for i in range(S + F)]) if len(t) else (
+            np.zeros((0, S + F)))
+        cells.append(arr[:, :S].astype(np.int16))
+        front.append(arr[:, S:].astype(np.int8))
+    return np.concatenate(cells), np.concatenate(front)
