@@ -8,7 +8,7 @@ cell mask 0b0010, the north-west corner mask 0b0011.  Off-board cells have kind 
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -27,7 +27,7 @@ def n_frontier(h: int) -> int:
     return 8 * h + 4
 
 
-@lru_cache(maxsize=None)
+@cache
 def ring_offsets(h: int) -> np.ndarray:
     """(n_slots, 2) offsets (dx, dy) in ring order: centre, then ring d from its east tip."""
     if h < 0:
@@ -51,13 +51,13 @@ def ring_of_slot(h: int) -> np.ndarray:
     return np.abs(off[:, 0]) + np.abs(off[:, 1])
 
 
-@lru_cache(maxsize=None)
+@cache
 def slot_index(h: int) -> dict[tuple[int, int], int]:
     """Map offset (dx, dy) -> slot."""
     return {(int(dx), int(dy)): i for i, (dx, dy) in enumerate(ring_offsets(h))}
 
 
-@lru_cache(maxsize=None)
+@cache
 def rotation_permutation(h: int, q: int) -> np.ndarray:
     """perm[slot] = slot that a cell moves to when the corolle turns q quarter turns clockwise.
 
@@ -82,7 +82,7 @@ def rotate_mask(mask: int, q: int) -> int:
     return ((mask << q) | (mask >> (4 - q))) & 0xF
 
 
-@lru_cache(maxsize=None)
+@cache
 def frontier_layout(h: int) -> tuple[np.ndarray, np.ndarray]:
     """(slots, sides) of the 8h+4 frontier sides, in ring order, each cell's sides clockwise.
 

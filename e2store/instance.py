@@ -12,7 +12,7 @@ SIDES = "WNES"  # side index 0..3, clockwise from west
 
 
 def rotated_colours(piece: np.ndarray, r: int) -> tuple[int, int, int, int]:
-    """Colours shown on sides W, N, E, S by `piece` (W, N, E, S) turned r quarter turns clockwise."""
+    """Colours shown on W, N, E, S by `piece` (W, N, E, S) turned r quarter turns clockwise."""
     return tuple(int(piece[(s - r) % 4]) for s in range(4))  # type: ignore[return-value]
 
 

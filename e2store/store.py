@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import _kernels
-from .enumerate import DEFAULT_CHUNK_ROWS, candidate_table, corolle_layout, _iter_levels
+from .enumerate import DEFAULT_CHUNK_ROWS, _iter_levels, candidate_table, corolle_layout
 from .errors import StoreError
 from .geometry import frontier_layout, n_frontier, n_slots, ring_offsets, rotation_permutation
 from .instance import Instance
@@ -72,7 +72,9 @@ def layout_metadata(form: str, instance_id: str, hamming: int, zone: int, rotati
         "e2store.zone": str(zone),
         "e2store.rotation": str(rotation),
         "e2store.slots": json.dumps(ring_offsets(hamming).tolist()),
-        "e2store.frontier": json.dumps([[int(a), int(b)] for a, b in zip(fslots, fsides)]),
+        "e2store.frontier": json.dumps(
+            [[int(a), int(b)] for a, b in zip(fslots, fsides, strict=True)]
+        ),
     }
 
 

@@ -1,0 +1,42 @@
+"""Command line interface: `e2store COMMAND ...` (click)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .errors import E2StoreError
+
+
+class _Group(click.Group):
+    """Turns every e2store error into one clear line on stderr and exit code 2, no traceback."""
+
+    def invoke(self, ctx: click.Context):  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except E2StoreError as exc:
+            click.echo(f"e2store: error: {exc}", err=True)
+            sys.exit(2)
+        except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+            click.echo(f"e2store: error: {exc.filename}: {exc.strerror}", err=True)
+            sys.exit(2)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="e2store")
+def main() -> None:
+    """e2store: corolle database and precomputation pipeline for edge-matching puzzles."""
+
+
+def _register() -> None:
+    from . import cli_instance
+
+    for cmd in cli_instance.COMMANDS:
+        main.add_command(cmd)
+
+
+_register()
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

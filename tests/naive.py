@@ -1,0 +1,149 @@
+"""Slow, obviously-correct pure-Python twins of the numba kernels (and their helpers).
+
+They share no code with `e2store` beyond numpy, so agreeing with them means something.
+"""
+
+from __future__ import annotations
+
+import random
+
+
+def shown(piece: tuple[int, int, int, int], r: int, side: int) -> int:
+    """Colour shown on `side` (W=0 N=1 E=2 S=3) by a (W, N, E, S) piece turned r clockwise."""
+    return piece[(side - r) % 4]
+
+
+NEIGHBOUR = {0: (-1, 0), 1: (0, -1), 2: (1, 0), 3: (0, 1)}
+
+
+def diamond(width: int, height: int, x: int, y: int, h: int) -> list[tuple[int, int]]:
+    """On-board cells within Manhattan distance h of (x, y), nearest first."""
+    cells = [(cx, cy) for cy in range(height) for cx in range(width)
+             if abs(cx - x) + abs(cy - y) <= h]
+    return sorted(cells, key=lambda c: abs(c[0] - x) + abs(c[1] - y))
+
+
+def fits_cell(piece, r, width, height, cx, cy) -> bool:
+    """Grey exactly on the sides of (cx, cy) that face the board's frame."""
+    for s, (dx, dy) in NEIGHBOUR.items():
+        outside = not (0 <= cx + dx < width and 0 <= cy + dy < height)
+        if (shown(piece, r, s) == 0) != outside:
+            return False
+    return True
+
+
+def naive_corolles(pieces, width, height, x, y, h) -> set[frozenset]:
+    """Every corolle as a frozenset of ((cx, cy), piece, r): try every piece and rotation."""
+    cells = diamond(width, height, x, y, h)
+    region = set(cells)
+    out: set[frozenset] = set()
+    placed: dict[tuple[int, int], tuple[int, int]] = {}
+
+    def rec(i: int) -> None:
+        if i == len(cells):
+            out.add(frozenset((c, p, r) for c, (p, r) in placed.items()))
+            return
+        cx, cy = cells[i]
+        used = {p for p, _ in placed.values()}
+        for p, piece in enumerate(pieces):
+            if p in used:
+                continue
+            for r in range(4):
+                if not fits_cell(piece, r, width, height, cx, cy):
+                    continue
+                ok = True
+                for s, (dx, dy) in NEIGHBOUR.items():
+                    nb = (cx + dx, cy + dy)
+                    if nb in region and nb in placed:
+                        q, rq = placed[nb]
+                        if shown(pieces[q], rq, (s + 2) % 4) != shown(piece, r, s):
+                            ok = False
+                            break
+                if ok:
+                    placed[(cx, cy)] = (p, r)
+                    rec(i + 1)
+                    del placed[(cx, cy)]
+
+    rec(0)
+    return out
+
+
+def naive_frontier(pieces, width, height, x, y, h, corolle: dict) -> list[int]:
+    """DESIGN.md frontier of one corolle ({(cx, cy): (piece, r)}), computed from scratch.
+
+    Ring-h cells are walked in ring order (east tip, south-west, north-west, north-east,
+    south-east); each cell's sides facing distance h+1, clockwise around the diamond.
+    """
+    ring = [(h, 0)]
+    cx, cy = h, 0
+    for (sx, sy), steps in (((-1, 1), h), ((-1, -1), h), ((1, -1), h), ((1, 1), h - 1)):
+        for _ in range(steps):
+            cx, cy = cx + sx, cy + sy
+            ring.append((cx, cy))
+    if h == 0:
+        ring = [(0, 0)]
+    out = []
+    for dx, dy in ring:
+        outward = [s for s in range(4)
+                   if abs(dx + NEIGHBOUR[s][0]) + abs(dy + NEIGHBOUR[s][1]) == h + 1]
+        if len(outward) == 4:
+            order = [1, 2, 3, 0]
+        else:  # clockwise, starting after the gap in the cyclic side order
+            start = [s for s in outward if (s - 1) % 4 not in outward][0]
+            order = [(start + k) % 4 for k in range(len(outward))]
+        cell = (x + dx, y + dy)
+        for s in order:
+            if cell in corolle:
+                p, r = corolle[cell]
+                out.append(shown(pieces[p], r, s))
+            else:
+                out.append(-1)
+    return out
+
+
+def naive_count_prefixes(pieces, width, height, x, y, h, level_cells, prefixes) -> list[int]:
+    """Twin of `count_prefixes`: corolles whose first levels carry the given placements."""
+    all_ = naive_corolles(pieces, width, height, x, y, h)
+    counts = []
+    for pre in prefixes:
+        want = {(level_cells[j], v >> 2, v & 3) for j, v in enumerate(pre)}
+        counts.append(sum(1 for c in all_ if want <= c))
+    return counts
+
+
+def naive_rotate(corolle: dict, q: int) -> dict:
+    """Twin of `rotate_rows` on one corolle given as {(dx, dy): (piece, r)} offsets."""
+    out = {}
+    for (dx, dy), (p, r) in corolle.items():
+        for _ in range(q):
+            dx, dy = -dy, dx
+        out[(dx, dy)] = (p, (r + q) % 4)
+    return out
+
+
+def random_board_pieces(width: int, height: int, n_frame: int, n_inner: int, seed: int,
+                        ) -> list[tuple[int, int, int, int]]:
+    """Pieces of a random solved W x H board (grey rim, few colours: many corolles)."""
+    rnd = random.Random(seed)
+    # colour of the east side of (x, y) and of its south side
+    def join(xa, ya, xb, yb):
+        frame = lambda cx, cy: cx in (0, width - 1) or cy in (0, height - 1)  # noqa: E731
+        if frame(xa, ya) and frame(xb, yb) and (xa == xb and xa in (0, width - 1)
+                                                or ya == yb and ya in (0, height - 1)):
+            return rnd.randint(1, n_frame)
+        return rnd.randint(n_frame + 1, n_frame + n_inner)
+
+    east = {(cx, cy): join(cx, cy, cx + 1, cy) for cy in range(height) for cx in range(width - 1)}
+    south = {(cx, cy): join(cx, cy, cx, cy + 1) for cy in range(height - 1) for cx in range(width)}
+    pieces = []
+    for cy in range(height):
+        for cx in range(width):
+            w = east.get((cx - 1, cy), 0)
+            n = south.get((cx, cy - 1), 0)
+            e = east.get((cx, cy), 0)
+            s = south.get((cx, cy), 0)
+            piece = (w, n, e, s)
+            r = rnd.randrange(4)
+            pieces.append(tuple(piece[(k + r) % 4] for k in range(4)))
+    rnd.shuffle(pieces)
+    return pieces
