@@ -30,9 +30,9 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import cli_instance
+    from . import cli_corolles, cli_instance
 
-    for cmd in cli_instance.COMMANDS:
+    for cmd in cli_instance.COMMANDS + cli_corolles.COMMANDS:
         main.add_command(cmd)
 
 

@@ -7,6 +7,7 @@ never has to fit in memory.  Both validate their input, then call `e2store._kern
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -190,7 +191,8 @@ def count_corolles(instance: Instance, x: int, y: int, hamming: int, *, threads:
     for j in range(k):
         nodes += len(np.unique(prefixes[:, : j + 1], axis=0)) if len(prefixes) else 0
     with tqdm(total=len(batches), desc=f"count ({x},{y}) h={hamming}", unit="batch",
-              disable=not progress, delay=1.0, leave=False) as bar:
+              disable=not progress, delay=1.0, leave=False,
+              mininterval=0.5 if sys.stderr.isatty() else 30.0) as bar:
         if threads <= 1:
             results = []
             for b in batches:

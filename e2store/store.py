@@ -25,6 +25,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -277,24 +278,52 @@ def enumerate_zone(root: Path, instance: Instance, zone: Zone, hamming: int, *,
 
 
 def enumerate_store(root: Path, instance: Instance, hamming: int, zones: Iterable[int] | None,
-                    *, force: bool = False, progress=None, **kw) -> list[PartitionResult]:
-    """Write the flat partitions of the chosen zones (all when None), then the manifest."""
+                    *, force: bool = False, threads: int = 1, progress=None,
+                    **kw) -> list[PartitionResult]:
+    """Write the flat partitions of the chosen zones (all when None), then the manifest.
+
+    With `threads` > 1 zones are enumerated concurrently (the kernel releases the GIL).
+    """
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(root / STAGING, ignore_errors=True)  # leftovers of a killed run
     zm = zone_map(instance.width, instance.height, hamming)
     ids = range(len(zm.zones)) if zones is None else sorted(set(zones))
-    write_instance_file(root, instance)
-    out: list[PartitionResult] = []
     for zid in ids:
-        out += enumerate_zone(root, instance, zm.zones[zid], hamming, force=force,
-                              progress=progress, **kw)
-    write_manifest(root)
+        if not 0 <= zid < len(zm.zones):
+            raise StoreError(f"zone {zid} does not exist: the {instance.width}x{instance.height} "
+                             f"board has zones 0..{len(zm.zones) - 1} at hamming {hamming}")
+    write_instance_file(root, instance)
+    lock = threading.Lock()
+
+    def tick(n: int) -> None:
+        with lock:
+            progress(n)
+
+    def one(zid: int) -> list[PartitionResult]:
+        return enumerate_zone(root, instance, zm.zones[zid], hamming, force=force,
+                              progress=None if progress is None else tick, **kw)
+
+    out: list[PartitionResult] = []
+    try:
+        if threads <= 1:
+            for zid in ids:
+                out += one(zid)
+        else:
+            with ThreadPoolExecutor(max_workers=threads) as pool:
+                for parts in pool.map(one, ids):
+                    out += parts
+    finally:
+        write_manifest(root)  # whatever completed is recorded, even on interruption
     return out
 
 
 def write_manifest(root: Path) -> dict:
-    """Aggregate every complete partition's `_partition.json` into STORE/manifest.json."""
+    """Aggregate every complete partition's `_partition.json` into STORE/manifest.json.
+
+    `checksum` is a sha256 over every data file's path and sha256: two stores with the same
+    corolles have the same checksum, whatever the timings recorded beside them.
+    """
     root = Path(root)
     parts = []
     for meta in sorted(root.glob(f"instance=*/hamming=*/zone=*/rotation=*/{PARTITION_META}")):
@@ -302,7 +331,12 @@ def write_manifest(root: Path) -> dict:
         m["path"] = str(meta.parent.relative_to(root))
         parts.append(m)
     parts.sort(key=lambda m: (m["instance"], m["hamming"], m["zone"], m["rotation"]))
-    manifest = {"format_version": FORMAT_VERSION, "forms": list(FORMS), "partitions": parts}
+    digest = hashlib.sha256()
+    for m in parts:
+        for f in m["files"]:
+            digest.update(f"{m['path']}/{f['file']} {f['sha256']}\n".encode())
+    manifest = {"format_version": FORMAT_VERSION, "forms": list(FORMS),
+                "checksum": digest.hexdigest(), "partitions": parts}
     atomic_write_text(root / MANIFEST, json.dumps(manifest, indent=1) + "\n")
     return manifest
 
