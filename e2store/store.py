@@ -16,6 +16,8 @@ a rerun skips complete partitions and finishes the rest.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -45,6 +47,7 @@ FORMS = ("flat",)
 MANIFEST = "manifest.json"
 PARTITION_META = "_partition.json"
 STAGING = ".staging"
+LOCK = ".lock"
 ROWS_PER_FILE = 1 << 25
 ZSTD_LEVEL = 3
 
@@ -97,6 +100,60 @@ def atomic_write_text(path: Path, text: str) -> None:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _flock(path: Path, blocking: bool = True):
+    """Hold an exclusive advisory lock on `path` (created if missing); yields False if
+    `blocking` is off and another process holds it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _store_lock(root: Path):
+    """The store-wide lock, held briefly to publish partitions and rewrite the manifest."""
+    return _flock(Path(root) / LOCK)
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:
+        return float("inf")
+
+
+def clean_staging(root: Path) -> int:
+    """Remove staging runs left by killed processes (their run lock is free); returns count.
+
+    Live runs, in this or other processes, hold their run lock and are left alone, so
+    several `enumerate` processes may write into one store at once.
+    """
+    staging = Path(root) / STAGING
+    if not staging.is_dir():
+        return 0
+    removed = 0
+    young = time.time() - 5.0  # a run being set up may not hold its lock yet
+    for lock in staging.glob("*.lock"):
+        if _mtime(lock) > young:
+            continue
+        with _flock(lock, blocking=False) as mine:
+            if mine:
+                shutil.rmtree(staging / lock.stem, ignore_errors=True)
+                lock.unlink(missing_ok=True)
+                removed += 1
+    for d in staging.iterdir():  # a run dir whose lock is gone was abandoned mid-cleanup
+        if d.is_dir() and _mtime(d) <= young and not (staging / f"{d.name}.lock").exists():
+            shutil.rmtree(d, ignore_errors=True)
+            removed += 1
+    return removed
 
 
 class _PartitionWriter:
@@ -224,57 +281,62 @@ def enumerate_zone(root: Path, instance: Instance, zone: Zone, hamming: int, *,
     table = candidate_table(instance, layout)
     run = uuid.uuid4().hex[:12]
     staging_root = root / STAGING / run
-    writers = {
-        r: _PartitionWriter(staging_root / f"zone={zone.id}-rotation={r}",
-                            flat_schema(hamming, layout_metadata("flat", instance.id, hamming,
-                                                                 zone.id, r)), rows_per_file)
-        for r in todo
-    }
-    shift = 2 * hamming + 1
-    perms = {r: rotation_permutation(hamming, r) for r in todo}
-    nodes_box: list[int] = []
-    try:
-        for cells, front in _iter_levels(layout, table, chunk_rows, nodes_out=nodes_box):
-            for r, w in writers.items():
-                if r == 0:
-                    w.put(cells, front)
-                else:
-                    w.put(*_kernels.rotate_rows(cells, front, perms[r], r, shift * r))
-            if progress is not None:
-                progress(cells.shape[1])
-        files = {r: w.close() for r, w in writers.items()}
-    except BaseException:
-        for w in writers.values():
+    (root / STAGING).mkdir(parents=True, exist_ok=True)
+    with _flock(root / STAGING / f"{run}.lock"):
+        try:
+            writers = {}
+            for r in todo:
+                meta = layout_metadata("flat", instance.id, hamming, zone.id, r)
+                writers[r] = _PartitionWriter(staging_root / f"zone={zone.id}-rotation={r}",
+                                              flat_schema(hamming, meta), rows_per_file)
+            shift = 2 * hamming + 1
+            perms = {r: rotation_permutation(hamming, r) for r in todo}
+            nodes_box: list[int] = []
             try:
-                w.close()
+                for cells, front in _iter_levels(layout, table, chunk_rows, nodes_out=nodes_box):
+                    for r, w in writers.items():
+                        if r == 0:
+                            w.put(cells, front)
+                        else:
+                            w.put(*_kernels.rotate_rows(cells, front, perms[r], r, shift * r))
+                    if progress is not None:
+                        progress(cells.shape[1])
+                files = {r: w.close() for r, w in writers.items()}
             except BaseException:
-                pass
-        shutil.rmtree(staging_root, ignore_errors=True)
-        raise
-    seconds = time.perf_counter() - t0
-    nodes = nodes_box[0] if nodes_box else 0
-    members = {r: [(m.x, m.y) for m in zone.members if m.rotation == r] for r in rotations}
-    for r, w in writers.items():
-        x, y = members[r][0]
-        meta = {
-            "format_version": FORMAT_VERSION, "form": "flat", "instance": instance.id,
-            "hamming": hamming, "zone": zone.id, "rotation": r, "x": x, "y": y,
-            "cells": [list(c) for c in members[r]],
-            "canonical": [zone.x, zone.y], "derived": r != 0,
-            "rows": w.rows, "corolles": w.rows, "nodes": nodes, "seconds": round(seconds, 6),
-            "files": files[r],
-        }
-        (w.dir / PARTITION_META).write_text(json.dumps(meta, indent=1))
-        final = finals[r]
-        final.parent.mkdir(parents=True, exist_ok=True)
-        if final.exists():
-            trash = root / STAGING / run / f"old-{r}"
-            os.replace(final, trash)
-        os.replace(w.dir, final)
-        results.append(PartitionResult(zone.id, r, x, y, w.rows, w.rows, nodes, seconds,
-                                       sum(f["bytes"] for f in files[r]), False))
-    shutil.rmtree(staging_root, ignore_errors=True)
-    return sorted(results, key=lambda p: p.rotation)
+                for w in writers.values():
+                    try:
+                        w.close()
+                    except BaseException:
+                        pass
+                raise
+            seconds = time.perf_counter() - t0
+            nodes = nodes_box[0] if nodes_box else 0
+            members = {r: [(m.x, m.y) for m in zone.members if m.rotation == r] for r in rotations}
+            for r, w in writers.items():
+                x, y = members[r][0]
+                meta = {
+                    "format_version": FORMAT_VERSION, "form": "flat", "instance": instance.id,
+                    "hamming": hamming, "zone": zone.id, "rotation": r, "x": x, "y": y,
+                    "cells": [list(c) for c in members[r]],
+                    "canonical": [zone.x, zone.y], "derived": r != 0,
+                    "rows": w.rows, "corolles": w.rows, "nodes": nodes,
+                    "seconds": round(seconds, 6), "files": files[r],
+                }
+                (w.dir / PARTITION_META).write_text(json.dumps(meta, indent=1))
+                results.append(PartitionResult(zone.id, r, x, y, w.rows, w.rows, nodes, seconds,
+                                               sum(f["bytes"] for f in files[r]), False))
+            with _store_lock(root):
+                for r, w in writers.items():
+                    final = finals[r]
+                    final.parent.mkdir(parents=True, exist_ok=True)
+                    if final.exists():  # --force: the old partition goes to staging, then away
+                        os.replace(final, staging_root / f"old-{r}")
+                    os.replace(w.dir, final)
+            return sorted(results, key=lambda p: p.rotation)
+
+        finally:
+            shutil.rmtree(staging_root, ignore_errors=True)
+            (root / STAGING / f"{run}.lock").unlink(missing_ok=True)
 
 
 def enumerate_store(root: Path, instance: Instance, hamming: int, zones: Iterable[int] | None,
@@ -286,7 +348,7 @@ def enumerate_store(root: Path, instance: Instance, hamming: int, zones: Iterabl
     """
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(root / STAGING, ignore_errors=True)  # leftovers of a killed run
+    clean_staging(root)  # leftovers of killed runs
     zm = zone_map(instance.width, instance.height, hamming)
     ids = range(len(zm.zones)) if zones is None else sorted(set(zones))
     for zid in ids:
@@ -325,6 +387,11 @@ def write_manifest(root: Path) -> dict:
     corolles have the same checksum, whatever the timings recorded beside them.
     """
     root = Path(root)
+    with _store_lock(root):
+        return _write_manifest(root)
+
+
+def _write_manifest(root: Path) -> dict:
     parts = []
     for meta in sorted(root.glob(f"instance=*/hamming=*/zone=*/rotation=*/{PARTITION_META}")):
         m = json.loads(meta.read_text())

@@ -180,3 +180,46 @@ def test_newer_format_and_missing_partition_are_clear_errors(tmp_path):
         store.read_manifest(tmp_path)
     with pytest.raises(StoreError, match="does not exist"):
         store.enumerate_store(tmp_path, inst, 1, [99])
+
+
+def test_concurrent_processes_share_one_store(tmp_path):
+    inst = _instance(6, 5, 31, 4, 8)
+    path = tmp_path / "c.e2s"
+    from e2store.formats import write_e2store
+
+    write_e2store(inst, path)
+    root = tmp_path / "store"
+    procs = [subprocess.Popen([sys.executable, "-m", "e2store.cli", "enumerate", str(path),
+                               "--hamming", str(h), "--out", str(root)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             for h in (1, 2, 1)]
+    for p in procs:
+        assert p.wait() == 0, p.stderr.read()
+    got = {(p["hamming"], p["zone"], p["rotation"])
+           for p in store.read_manifest(root)["partitions"]}
+    want = {(h, z.id, r) for h in (1, 2) for z in zone_map(6, 5, h).zones for r in z.rotations}
+    assert got == want
+
+
+def test_clean_staging_removes_only_abandoned_runs(tmp_path):
+    import fcntl
+
+    staging = tmp_path / store.STAGING
+    (staging / "dead").mkdir(parents=True)
+    (staging / "dead.lock").touch()
+    (staging / "live").mkdir()
+    live_lock = staging / "live.lock"
+    live_lock.touch()
+    (staging / "orphan").mkdir()
+    old = time.time() - 3600
+    for p in staging.iterdir():
+        os.utime(p, (old, old))
+    fd = os.open(live_lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        assert store.clean_staging(tmp_path) == 2
+        assert sorted(p.name for p in staging.iterdir()) == ["live", "live.lock"]
+    finally:
+        os.close(fd)
+    assert store.clean_staging(tmp_path) == 1
+    assert not any(staging.iterdir())
