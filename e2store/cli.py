@@ -30,9 +30,9 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import cli_corolles, cli_instance
+    from . import cli_corolles, cli_instance, cli_summary
 
-    for cmd in cli_instance.COMMANDS + cli_corolles.COMMANDS:
+    for cmd in cli_instance.COMMANDS + cli_corolles.COMMANDS + cli_summary.COMMANDS:
         main.add_command(cmd)
 
 

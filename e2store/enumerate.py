@@ -22,6 +22,7 @@ from .geometry import OFF_BOARD, corolle_kinds, frontier_layout, inner_neighbour
 from .instance import Instance
 
 DEFAULT_CHUNK_ROWS = 1 << 20
+FIRST_CHUNK_ROWS = 1 << 12  # chunks grow x8 from this size up to chunk_rows
 
 
 @dataclass(frozen=True)
@@ -161,12 +162,16 @@ def _prefixes(layout: Layout, table: CandidateTable, k: int) -> np.ndarray:
     return np.ascontiguousarray(np.concatenate(chunks)) if chunks else np.zeros((0, k), np.int64)
 
 
-def _choose_prefix_depth(layout: Layout, table: CandidateTable, want: int) -> np.ndarray:
-    k, pref = 0, _prefixes(layout, table, 0)
+def _choose_prefix_depth(layout: Layout, table: CandidateTable, want: int,
+                         ) -> tuple[np.ndarray, int]:
+    """The shallowest prefix set with at least `want` prefixes (or depth L-1), and the
+    placements made to build it (every partial filling of the prefix levels, dead ends too)."""
+    k, pref, nodes = 0, _prefixes(layout, table, 0), 0
     while k < layout.n_levels - 1 and len(pref) < want:
         k += 1
         pref = _prefixes(layout, table, k)
-    return pref
+        nodes += len(pref)
+    return pref, nodes
 
 
 def count_corolles(instance: Instance, x: int, y: int, hamming: int, *, threads: int = 1,
@@ -177,7 +182,7 @@ def count_corolles(instance: Instance, x: int, y: int, hamming: int, *, threads:
     table = candidate_table(instance, layout)
     args = _kernel_args(layout, table)
     L = layout.n_levels
-    prefixes = _choose_prefix_depth(layout, table, 64 * max(1, threads))
+    prefixes, prefix_nodes = _choose_prefix_depth(layout, table, 64 * max(1, threads))
     n_batches = min(len(prefixes), 256 * max(1, threads)) or 1
     batches = np.array_split(prefixes, n_batches) if len(prefixes) else []
 
@@ -185,11 +190,7 @@ def count_corolles(instance: Instance, x: int, y: int, hamming: int, *, threads:
         c, n = _kernels.count_prefixes(batch, L, *args, table.n_pieces)
         return int(c.sum()), int(n.sum())
 
-    total = nodes = 0
-    # nodes of the prefix levels themselves (placements made to build the prefixes)
-    k = prefixes.shape[1]
-    for j in range(k):
-        nodes += len(np.unique(prefixes[:, : j + 1], axis=0)) if len(prefixes) else 0
+    total, nodes = 0, prefix_nodes
     with tqdm(total=len(batches), desc=f"count ({x},{y}) h={hamming}", unit="batch",
               disable=not progress, delay=1.0, leave=False,
               mininterval=0.5 if sys.stderr.isatty() else 30.0) as bar:
@@ -230,18 +231,20 @@ def _iter_levels(layout: Layout, table: CandidateTable, chunk_rows: int = DEFAUL
         k = len(prefix)
         placed[:k] = prefix
         used[np.asarray(prefix) >> 2] = True
-    S = max(layout.n_slots, L)
-    cells = np.full((S, chunk_rows), -1, dtype=np.int16)
-    front = np.full((layout.n_frontier, chunk_rows), -1, dtype=np.int8)
     if L == 0 or k >= L:
         return
+    S = max(layout.n_slots, L)
+    rows = min(chunk_rows, FIRST_CHUNK_ROWS)  # small walks should not pay for big buffers
     while True:
+        cells = np.full((S, rows), -1, dtype=np.int16)
+        front = np.full((layout.n_frontier, rows), -1, dtype=np.int8)
         n = _kernels.emit_chunk(state, pos, end, placed, used, k, L, *args, layout.slot_of,
                                 layout.front_level, layout.front_side, cells, front)
         if n:
-            yield cells[:, :n].copy(), front[:, :n].copy()
+            yield (cells, front) if n == rows else (cells[:, :n].copy(), front[:, :n].copy())
         if state[2]:
             break
+        rows = min(chunk_rows, rows * 8)
     if nodes_out is not None:
         nodes_out[:] = [int(state[3])]
 

@@ -643,3 +643,11 @@ def write_e2store(inst: Instance, path: str | Path) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def convert_instance(src: str | Path, dst: str | Path, *, format: str = "auto",
+                     name: str | None = None) -> Instance:
+    """Read any supported piece file and write it as a canonical e2store file (atomically)."""
+    inst = read_instance(src, format=format, name=name)
+    write_e2store(inst, dst)
+    return inst

@@ -19,13 +19,14 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import itertools
 import json
 import os
-import queue
 import shutil
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import _kernels
-from .enumerate import DEFAULT_CHUNK_ROWS, _iter_levels, candidate_table, corolle_layout
+from .enumerate import _choose_prefix_depth, _iter_levels, candidate_table, corolle_layout
 from .errors import StoreError
 from .geometry import frontier_layout, n_frontier, n_slots, ring_offsets, rotation_permutation
 from .instance import Instance
@@ -49,6 +50,9 @@ PARTITION_META = "_partition.json"
 STAGING = ".staging"
 LOCK = ".lock"
 ROWS_PER_FILE = 1 << 25
+STORE_CHUNK_ROWS = 1 << 19  # rows per chunk = per row group
+TASKS_PER_ZONE = 64  # fixed, so that output files do not depend on --threads
+SPILL_ROWS = 1 << 18  # a task with more rows writes its own files instead of merging
 ZSTD_LEVEL = 3
 
 
@@ -156,76 +160,97 @@ def clean_staging(root: Path) -> int:
     return removed
 
 
-class _PartitionWriter:
-    """Writes one partition's Parquet files into a staging directory, in its own thread."""
+class _FileSeq:
+    """One partition's Parquet files written in order, each of at most `rows_per_file` rows.
 
-    def __init__(self, staging: Path, schema: pa.Schema, rows_per_file: int):
-        self.dir = staging
-        self.dir.mkdir(parents=True)
-        self.schema = schema
+    Called with slot-major chunks (cells (S, n), frontier (F, n)); each chunk is a row group.
+    """
+
+    def __init__(self, directory: Path, stem: str, schema: pa.Schema, rows_per_file: int,
+                 group_rows: int = STORE_CHUNK_ROWS):
+        self.dir, self.stem, self.schema = directory, stem, schema
         self.rows_per_file = rows_per_file
+        self.group_rows = group_rows
         self.files: list[dict] = []
-        self.rows = 0
         self._writer: pq.ParquetWriter | None = None
         self._file_rows = 0
-        self._q: queue.Queue = queue.Queue(maxsize=2)
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        self._pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self._pending_rows = 0
 
-    def put(self, cells: np.ndarray, front: np.ndarray) -> None:
-        if self._error:
-            raise self._error
-        self._q.put((cells, front))
+    def write(self, cells: np.ndarray, front: np.ndarray) -> None:
+        """Queue a chunk; small chunks are gathered into row groups of ~group_rows rows."""
+        self._pending.append((cells, front))
+        self._pending_rows += cells.shape[1]
+        if self._pending_rows >= self.group_rows:
+            self._flush()
 
-    def close(self) -> list[dict]:
-        self._q.put(None)
-        self._thread.join()
-        if self._error:
-            raise self._error
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        if len(self._pending) == 1:
+            cells, front = self._pending[0]
+        else:
+            cells = np.concatenate([c for c, _ in self._pending], axis=1)
+            front = np.concatenate([f for _, f in self._pending], axis=1)
+        self._pending, self._pending_rows = [], 0
+        n, off = cells.shape[1], 0
+        while off < n:
+            if self._writer is None:
+                self._open()
+            assert self._writer is not None
+            take = min(n - off, self.rows_per_file - self._file_rows)
+            cols = [pa.array(c[off:off + take]) for c in cells]
+            cols += [pa.array(f[off:off + take]) for f in front]
+            self._writer.write_table(pa.Table.from_arrays(cols, schema=self.schema))
+            self._file_rows += take
+            self.files[-1]["rows"] += take
+            off += take
+            if self._file_rows == self.rows_per_file:
+                self._finish()
+
+    def close(self, *, empty_file: bool = False) -> list[dict]:
+        """Finish the open file; with `empty_file`, write a schema-only file if none exists."""
+        self._flush()
+        if empty_file and not self.files:
+            self._open()
+        if self._writer is not None:
+            self._finish()
         return self.files
 
+    def abort(self) -> None:
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                self._writer.close()
+            self._writer = None
+
     def _open(self) -> None:
-        name = f"part-{len(self.files):05d}.parquet"
+        name = f"{self.stem}-{len(self.files):05d}.parquet"
         self._writer = pq.ParquetWriter(self.dir / name, self.schema, compression="zstd",
                                         compression_level=ZSTD_LEVEL, use_dictionary=True,
-                                        write_statistics=False)
+                                        data_page_version="2.0", write_statistics=False)
         self.files.append({"file": name, "rows": 0})
         self._file_rows = 0
 
-    def _finish_file(self) -> None:
+    def _finish(self) -> None:
         assert self._writer is not None
         self._writer.close()
         self._writer = None
         path = self.dir / self.files[-1]["file"]
         self.files[-1].update(bytes=path.stat().st_size, sha256=_sha256(path))
 
-    def _run(self) -> None:
-        try:
-            while (item := self._q.get()) is not None:
-                cells, front = item
-                n, off = cells.shape[1], 0
-                while off < n:
-                    if self._writer is None:
-                        self._open()
-                    take = min(n - off, self.rows_per_file - self._file_rows)
-                    cols = [pa.array(c[off:off + take]) for c in cells]
-                    cols += [pa.array(f[off:off + take]) for f in front]
-                    self._writer.write_table(pa.Table.from_arrays(cols, schema=self.schema))
-                    self._file_rows += take
-                    self.files[-1]["rows"] += take
-                    self.rows += take
-                    off += take
-                    if self._file_rows == self.rows_per_file:
-                        self._finish_file()
-            if self._writer is None and not self.files:
-                self._open()  # an empty partition still gets one (empty) file with the schema
-            if self._writer is not None:
-                self._finish_file()
-        except BaseException as exc:  # handed to the producer thread
-            self._error = exc
-            while self._q.get() is not None:
-                pass
+
+@dataclass
+class _TaskResult:
+    """A prefix task's output: small ones buffered in memory, big ones already in files."""
+
+    rows: int
+    nodes: int
+    buffers: dict[int, list[tuple[np.ndarray, np.ndarray]]] | None
+    files: dict[int, list[dict]] | None
+
+
+class _Stopped(Exception):
+    pass
 
 
 @dataclass
@@ -256,12 +281,15 @@ def write_instance_file(root: Path, instance: Instance) -> Path:
 
 
 def enumerate_zone(root: Path, instance: Instance, zone: Zone, hamming: int, *,
-                   force: bool = False, chunk_rows: int = DEFAULT_CHUNK_ROWS,
+                   force: bool = False, threads: int = 1, chunk_rows: int = STORE_CHUNK_ROWS,
                    rows_per_file: int = ROWS_PER_FILE, progress=None) -> list[PartitionResult]:
     """Enumerate a zone at its canonical cell and write the flat partitions of its rotations.
 
     Rotation 0 is enumerated; the other rotations its members need are derived chunk by
-    chunk with the ring-shift rule, written by parallel writer threads.
+    chunk with the ring-shift rule.  The search is split into TASKS_PER_ZONE prefix tasks
+    run by `threads` workers; a task small enough is buffered and merged serially with its
+    neighbours, a big one writes its own files.  Files keep depth-first order, and neither
+    their content nor their boundaries depend on `threads`.
     """
     root = Path(root)
     rotations = zone.rotations
@@ -279,64 +307,138 @@ def enumerate_zone(root: Path, instance: Instance, zone: Zone, hamming: int, *,
     t0 = time.perf_counter()
     layout = corolle_layout(instance.width, instance.height, zone.x, zone.y, hamming)
     table = candidate_table(instance, layout)
+    prefixes, nodes = _choose_prefix_depth(layout, table, TASKS_PER_ZONE)
+    batches = np.array_split(prefixes, min(len(prefixes), TASKS_PER_ZONE)) if len(
+        prefixes) else []
     run = uuid.uuid4().hex[:12]
     staging_root = root / STAGING / run
     (root / STAGING).mkdir(parents=True, exist_ok=True)
-    with _flock(root / STAGING / f"{run}.lock"):
+    dirs = {r: staging_root / f"zone={zone.id}-rotation={r}" for r in todo}
+    schemas = {r: flat_schema(hamming, layout_metadata("flat", instance.id, hamming, zone.id, r))
+               for r in todo}
+    shift = 2 * hamming + 1
+    perms = {r: rotation_permutation(hamming, r) for r in todo}
+    stop = threading.Event()
+    tick_lock = threading.Lock()
+
+    def task(idx: int, batch: np.ndarray) -> _TaskResult:
+        buffers: dict | None = {r: [] for r in todo}
+        seqs: dict[int, _FileSeq] = {}
+        rows = task_nodes = 0
         try:
-            writers = {}
-            for r in todo:
-                meta = layout_metadata("flat", instance.id, hamming, zone.id, r)
-                writers[r] = _PartitionWriter(staging_root / f"zone={zone.id}-rotation={r}",
-                                              flat_schema(hamming, meta), rows_per_file)
-            shift = 2 * hamming + 1
-            perms = {r: rotation_permutation(hamming, r) for r in todo}
-            nodes_box: list[int] = []
-            try:
-                for cells, front in _iter_levels(layout, table, chunk_rows, nodes_out=nodes_box):
-                    for r, w in writers.items():
-                        if r == 0:
-                            w.put(cells, front)
+            for prefix in batch:
+                box: list[int] = []
+                for cells, front in _iter_levels(layout, table, chunk_rows, prefix,
+                                                 nodes_out=box):
+                    if stop.is_set():
+                        raise _Stopped
+                    out = {r: (cells, front) if r == 0 else
+                           _kernels.rotate_rows(cells, front, perms[r], r, shift * r)
+                           for r in todo}
+                    rows += cells.shape[1]
+                    if buffers is not None and rows > SPILL_ROWS:
+                        seqs = {r: _FileSeq(dirs[r], f"task-{idx:05d}", schemas[r],
+                                            rows_per_file) for r in todo}
+                        for r in todo:
+                            for c, f in buffers[r]:
+                                seqs[r].write(c, f)
+                        buffers = None
+                    for r in todo:
+                        if buffers is None:
+                            seqs[r].write(*out[r])
                         else:
-                            w.put(*_kernels.rotate_rows(cells, front, perms[r], r, shift * r))
+                            buffers[r].append(out[r])
                     if progress is not None:
-                        progress(cells.shape[1])
-                files = {r: w.close() for r, w in writers.items()}
-            except BaseException:
-                for w in writers.values():
-                    try:
-                        w.close()
-                    except BaseException:
-                        pass
-                raise
+                        with tick_lock:
+                            progress(cells.shape[1])
+                task_nodes += box[0] if box else 0
+            files = {r: seqs[r].close() for r in todo} if buffers is None else None
+        except BaseException:
+            for q in seqs.values():
+                q.abort()
+            raise
+        return _TaskResult(rows, task_nodes, buffers, files)
+
+    with _flock(root / STAGING / f"{run}.lock"):
+        merge: dict[int, _FileSeq] = {}
+        try:
+            for d in dirs.values():
+                d.mkdir(parents=True)
+            pieces: dict[int, list[dict]] = {r: [] for r in todo}
+            total = 0
+
+            def flush_merge() -> None:
+                for r, q in merge.items():
+                    pieces[r] += q.close()
+                merge.clear()
+
+            with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+                pending: deque = deque()
+                queue_ = iter(enumerate(batches))
+                try:
+                    for idx, b in itertools.islice(queue_, 2 * max(1, threads)):
+                        pending.append((idx, pool.submit(task, idx, b)))
+                    while pending:
+                        idx, fut = pending.popleft()
+                        res = fut.result()
+                        nxt = next(queue_, None)
+                        if nxt is not None:
+                            pending.append((nxt[0], pool.submit(task, *nxt)))
+                        total += res.rows
+                        nodes += res.nodes
+                        if res.files is not None:
+                            flush_merge()
+                            for r in todo:
+                                pieces[r] += res.files[r]
+                        else:
+                            assert res.buffers is not None
+                            for r in todo:
+                                if r not in merge:
+                                    merge[r] = _FileSeq(dirs[r], f"merge-{idx:05d}", schemas[r],
+                                                        rows_per_file)
+                                for c, f in res.buffers[r]:
+                                    merge[r].write(c, f)
+                except BaseException:
+                    stop.set()
+                    for _, fut in pending:
+                        fut.cancel()
+                    raise
+            flush_merge()
             seconds = time.perf_counter() - t0
-            nodes = nodes_box[0] if nodes_box else 0
-            members = {r: [(m.x, m.y) for m in zone.members if m.rotation == r] for r in rotations}
-            for r, w in writers.items():
+            members = {r: [(m.x, m.y) for m in zone.members if m.rotation == r]
+                       for r in rotations}
+            for r in todo:
+                if not pieces[r]:  # an empty partition still gets one file with the schema
+                    pieces[r] = _FileSeq(dirs[r], "empty", schemas[r], 1).close(empty_file=True)
+                for i, f in enumerate(pieces[r]):
+                    name = f"part-{i:05d}.parquet"
+                    os.replace(dirs[r] / f["file"], dirs[r] / name)
+                    f["file"] = name
                 x, y = members[r][0]
                 meta = {
                     "format_version": FORMAT_VERSION, "form": "flat", "instance": instance.id,
                     "hamming": hamming, "zone": zone.id, "rotation": r, "x": x, "y": y,
                     "cells": [list(c) for c in members[r]],
                     "canonical": [zone.x, zone.y], "derived": r != 0,
-                    "rows": w.rows, "corolles": w.rows, "nodes": nodes,
-                    "seconds": round(seconds, 6), "files": files[r],
+                    "rows": total, "corolles": total, "nodes": nodes,
+                    "seconds": round(seconds, 6), "files": pieces[r],
                 }
-                (w.dir / PARTITION_META).write_text(json.dumps(meta, indent=1))
-                results.append(PartitionResult(zone.id, r, x, y, w.rows, w.rows, nodes, seconds,
-                                               sum(f["bytes"] for f in files[r]), False))
+                (dirs[r] / PARTITION_META).write_text(json.dumps(meta, indent=1))
+                results.append(PartitionResult(zone.id, r, x, y, total, total, nodes, seconds,
+                                               sum(f["bytes"] for f in pieces[r]), False))
             with _store_lock(root):
-                for r, w in writers.items():
+                for r in todo:
                     final = finals[r]
                     final.parent.mkdir(parents=True, exist_ok=True)
                     if final.exists():  # --force: the old partition goes to staging, then away
                         os.replace(final, staging_root / f"old-{r}")
-                    os.replace(w.dir, final)
-            return sorted(results, key=lambda p: p.rotation)
-
+                    os.replace(dirs[r], final)
         finally:
+            for q in merge.values():
+                q.abort()
             shutil.rmtree(staging_root, ignore_errors=True)
             (root / STAGING / f"{run}.lock").unlink(missing_ok=True)
+    return sorted(results, key=lambda p: p.rotation)
 
 
 def enumerate_store(root: Path, instance: Instance, hamming: int, zones: Iterable[int] | None,
@@ -344,7 +446,7 @@ def enumerate_store(root: Path, instance: Instance, hamming: int, zones: Iterabl
                     **kw) -> list[PartitionResult]:
     """Write the flat partitions of the chosen zones (all when None), then the manifest.
 
-    With `threads` > 1 zones are enumerated concurrently (the kernel releases the GIL).
+    `threads` workers share each zone's search (the kernels release the GIL).
     """
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
@@ -356,25 +458,11 @@ def enumerate_store(root: Path, instance: Instance, hamming: int, zones: Iterabl
             raise StoreError(f"zone {zid} does not exist: the {instance.width}x{instance.height} "
                              f"board has zones 0..{len(zm.zones) - 1} at hamming {hamming}")
     write_instance_file(root, instance)
-    lock = threading.Lock()
-
-    def tick(n: int) -> None:
-        with lock:
-            progress(n)
-
-    def one(zid: int) -> list[PartitionResult]:
-        return enumerate_zone(root, instance, zm.zones[zid], hamming, force=force,
-                              progress=None if progress is None else tick, **kw)
-
     out: list[PartitionResult] = []
     try:
-        if threads <= 1:
-            for zid in ids:
-                out += one(zid)
-        else:
-            with ThreadPoolExecutor(max_workers=threads) as pool:
-                for parts in pool.map(one, ids):
-                    out += parts
+        for zid in ids:
+            out += enumerate_zone(root, instance, zm.zones[zid], hamming, force=force,
+                                  threads=threads, progress=progress, **kw)
     finally:
         write_manifest(root)  # whatever completed is recorded, even on interruption
     return out

@@ -186,8 +186,9 @@ def test_nodes_agree_between_count_and_emit():
     box: list[int] = []
     n = sum(c.shape[1] for c, _ in _iter_levels(layout, candidate_table(inst, layout), 7,
                                                 nodes_out=box))
-    r = count_corolles(inst, 1, 2, 2, threads=2)
-    assert (n, box[0]) == (r.corolles, r.nodes)
+    for threads in (1, 2, 3):
+        r = count_corolles(inst, 1, 2, 2, threads=threads)
+        assert (n, box[0]) == (r.corolles, r.nodes)
 
 
 def test_bad_cell_and_hamming_are_clear_errors():

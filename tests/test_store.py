@@ -62,6 +62,9 @@ def test_manifest_counts_and_checksums(tmp_path):
         assert p["instance"] == inst.id and p["form"] == "flat"
         assert p["rows"] == p["corolles"] == sum(f["rows"] for f in p["files"])
         assert p["corolles"] == count_corolles(inst, p["x"], p["y"], 2).corolles
+        # nodes are those of the search at the canonical cell (the search order depends on
+        # the cell's orientation, the corolles do not)
+        assert p["nodes"] == count_corolles(inst, *p["canonical"], 2).nodes
         assert all(f["rows"] <= 1000 for f in p["files"])
         for f in p["files"]:
             data = (d / f["file"]).read_bytes()
