@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from .cli_instance import Size, _size_cb, instance_options, load_instance
+from .cli_instance import Size, _instance_arg, _size_cb, instance_options, load_instance
 from .enumerate import count_corolles
 from .errors import ZoneError
 from .store import enumerate_store
@@ -87,7 +87,7 @@ def _describe_zones(zm: ZoneMap) -> str:
 
 
 @click.command("count")
-@click.argument("instance", type=click.Path(dir_okay=False, path_type=Path))
+@_instance_arg
 @instance_options
 @_hamming_option
 @click.option("--at", "at", multiple=True, metavar="X,Y|all",
@@ -146,7 +146,7 @@ def _parse_zones(values: tuple[str, ...], zm: ZoneMap) -> list[int] | None:
 
 
 @click.command("enumerate")
-@click.argument("instance", type=click.Path(dir_okay=False, path_type=Path))
+@_instance_arg
 @instance_options
 @_hamming_option
 @click.option("--zones", "zone_cells", multiple=True, metavar="all|X,Y",
