@@ -23,6 +23,7 @@ from .instance import Instance
 
 DEFAULT_CHUNK_ROWS = 1 << 20
 FIRST_CHUNK_ROWS = 1 << 12  # chunks grow x8 from this size up to chunk_rows
+_PAD = 40  # extra elements per output row buffer (see _iter_levels)
 
 
 @dataclass(frozen=True)
@@ -236,8 +237,9 @@ def _iter_levels(layout: Layout, table: CandidateTable, chunk_rows: int = DEFAUL
     S = max(layout.n_slots, L)
     rows = min(chunk_rows, FIRST_CHUNK_ROWS)  # small walks should not pay for big buffers
     while True:
-        cells = np.full((S, rows), -1, dtype=np.int16)
-        front = np.full((layout.n_frontier, rows), -1, dtype=np.int8)
+        # padded rows: column buffers a power of two apart alias in the cache (~25% slower)
+        cells = np.full((S, rows + _PAD), -1, dtype=np.int16)[:, :rows]
+        front = np.full((layout.n_frontier, rows + _PAD), -1, dtype=np.int8)[:, :rows]
         n = _kernels.emit_chunk(state, pos, end, placed, used, k, L, *args, layout.slot_of,
                                 layout.front_level, layout.front_side, cells, front)
         if n:
