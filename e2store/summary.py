@@ -10,8 +10,8 @@ Per (instance, hamming) the summary gives:
   zone's corolles (zone count x number of member cells);
 * `rows`, `bytes`, `bytes_per_row`: what is stored on disk over every partition (rotation 0
   and the derived rotations);
-* `nodes`, `seconds`: the search nodes and the enumeration time, summed over the zones
-  (zones enumerated concurrently overlap in time, so `seconds` is CPU-like, not wall time);
+* `nodes`, `seconds`: the search nodes and the enumeration time (wall time of writing each
+  zone's partitions), summed over the zones;
 * `checksum`: sha256 over the data files of this instance and hamming only, built like the
   manifest's store checksum (so it does not change when other instances are added).
 """
