@@ -177,3 +177,150 @@ def rotate_rows(cells, front, perm, q, front_shift):
         for j in range(n):
             out_f[dst, j] = front[i, j]
     return out_c, out_f
+
+
+@njit(cache=True, nogil=True)
+def _outer_ring_count(placed, used, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colours,
+                      bstart, cands, colours, share, priv, nsh, shared, choice, prod):
+    """Injective choices of the last ring given a filled stem (levels < n_stem).
+
+    Each outer level's candidates are split into private ones (their piece fits no other
+    outer level) and shared ones; private choices only multiply, so only the shared pieces
+    are walked.  Scratch arrays are the caller's; `share` is left all zero.
+    """
+    m = n_levels - n_stem
+    if m == 0:
+        return 1
+    for i in range(m):
+        key = _bucket(n_stem + i, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+        for t in range(bstart[key], bstart[key + 1]):
+            p = cands[t] >> 2
+            if not used[p]:
+                share[p] |= 1 << i
+    empty = False
+    for i in range(m):
+        priv[i] = 0
+        nsh[i] = 0
+        key = _bucket(n_stem + i, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+        for t in range(bstart[key], bstart[key + 1]):
+            p = cands[t] >> 2
+            if used[p]:
+                continue
+            if share[p] == (1 << i):
+                priv[i] += 1
+            else:
+                shared[i, nsh[i]] = p
+                nsh[i] += 1
+        if priv[i] + nsh[i] == 0:
+            empty = True
+    for i in range(m):  # leave `share` clean for the next stem
+        key = _bucket(n_stem + i, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+        for t in range(bstart[key], bstart[key + 1]):
+            share[cands[t] >> 2] = 0
+    if empty:
+        return 0
+    total = 0
+    prod[0] = 1
+    i = 0
+    choice[0] = -2
+    while i >= 0:
+        if i == m:
+            total += prod[m]
+            i -= 1
+            continue
+        c = choice[i]
+        if c >= 0:
+            used[shared[i, c]] = False
+        c += 1
+        while c < nsh[i]:
+            if c == -1:
+                if priv[i] > 0:
+                    break
+            elif not used[shared[i, c]]:
+                break
+            c += 1
+        choice[i] = c
+        if c >= nsh[i]:
+            i -= 1
+            continue
+        if c == -1:
+            prod[i + 1] = prod[i] * priv[i]
+        else:
+            used[shared[i, c]] = True
+            prod[i + 1] = prod[i]
+        i += 1
+        if i < m:
+            choice[i] = -2
+    return total
+
+
+@njit(cache=True, nogil=True)
+def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bstart,
+                     cands, colours, n_pieces, max_bucket):
+    """Count corolles below each stem prefix without walking the last ring.
+
+    The stem is the first `n_stem` levels (rings 0..h-1); each prefix fixes its first k
+    levels (k <= n_stem).  Returns (corolles, stems) per prefix, where stems counts the
+    fillings of the stem that have at least one completion.
+    """
+    n_pref, k = prefixes.shape
+    m = n_levels - n_stem
+    counts = np.zeros(n_pref, dtype=np.int64)
+    stems = np.zeros(n_pref, dtype=np.int64)
+    used = np.zeros(n_pieces, dtype=np.bool_)
+    placed = np.zeros(max(n_levels, 1), dtype=np.int64)
+    pos = np.zeros(max(n_levels, 1), dtype=np.int64)
+    end = np.zeros(max(n_levels, 1), dtype=np.int64)
+    share = np.zeros(n_pieces, dtype=np.int64)
+    priv = np.zeros(max(m, 1), dtype=np.int64)
+    nsh = np.zeros(max(m, 1), dtype=np.int64)
+    shared = np.zeros((max(m, 1), max(max_bucket, 1)), dtype=np.int64)
+    choice = np.zeros(max(m, 1), dtype=np.int64)
+    prod = np.zeros(m + 1, dtype=np.int64)
+    for b in range(n_pref):
+        used[:] = False
+        for j in range(k):
+            placed[j] = prefixes[b, j]
+            used[placed[j] >> 2] = True
+        cnt = 0
+        nst = 0
+        if k == n_stem:
+            cnt = _outer_ring_count(placed, used, n_stem, n_levels, nb1, ns1, nb2, ns2, base,
+                                    n_colours, bstart, cands, colours, share, priv, nsh,
+                                    shared, choice, prod)
+            counts[b] = cnt
+            stems[b] = 1 if cnt > 0 else 0
+            continue
+        level = k
+        key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+        pos[level] = bstart[key]
+        end[level] = bstart[key + 1]
+        while True:
+            if pos[level] >= end[level]:
+                level -= 1
+                if level < k:
+                    break
+                used[placed[level] >> 2] = False
+                continue
+            c = cands[pos[level]]
+            pos[level] += 1
+            if used[c >> 2]:
+                continue
+            placed[level] = c
+            used[c >> 2] = True
+            if level + 1 == n_stem:
+                got = _outer_ring_count(placed, used, n_stem, n_levels, nb1, ns1, nb2, ns2,
+                                        base, n_colours, bstart, cands, colours, share, priv,
+                                        nsh, shared, choice, prod)
+                cnt += got
+                if got > 0:
+                    nst += 1
+                used[c >> 2] = False
+                continue
+            level += 1
+            key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+            pos[level] = bstart[key]
+            end[level] = bstart[key + 1]
+        counts[b] = cnt
+        stems[b] = nst
+    return counts, stems
