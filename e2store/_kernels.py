@@ -324,3 +324,154 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
         counts[b] = cnt
         stems[b] = nst
     return counts, stems
+
+
+@njit(cache=True, nogil=True)
+def cartesian_stems(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bstart,
+                    cands, colours, n_pieces, max_bucket, fill, stems_out, counts_out,
+                    lens_out, values_out, totals):
+    """Stems (fillings of levels < n_stem) with at least one completion, and their last-ring
+    candidate lists; the product of the last ring is never walked.
+
+    Two passes: with `fill` False only `totals` = [rows, values of outer level 0, ...] is
+    computed; with `fill` True the outputs (sized from the first pass) are written:
+    `stems_out` (rows, n_stem) placements per stem level, `counts_out` (rows,) injective
+    completions, `lens_out` (rows, m) list lengths per outer level, `values_out` (m, V) the
+    candidates (stem pieces removed, ascending) of outer level i, row after row.
+    """
+    n_pref, k = prefixes.shape
+    m = n_levels - n_stem
+    used = np.zeros(n_pieces, dtype=np.bool_)
+    placed = np.zeros(max(n_levels, 1), dtype=np.int64)
+    pos = np.zeros(max(n_levels, 1), dtype=np.int64)
+    end = np.zeros(max(n_levels, 1), dtype=np.int64)
+    share = np.zeros(n_pieces, dtype=np.int64)
+    priv = np.zeros(max(m, 1), dtype=np.int64)
+    nsh = np.zeros(max(m, 1), dtype=np.int64)
+    shared = np.zeros((max(m, 1), max(max_bucket, 1)), dtype=np.int64)
+    choice = np.zeros(max(m, 1), dtype=np.int64)
+    prod = np.zeros(m + 1, dtype=np.int64)
+    cursor = np.zeros(m + 1, dtype=np.int64)
+    row = 0
+    for b in range(n_pref):
+        used[:] = False
+        for j in range(k):
+            placed[j] = prefixes[b, j]
+            used[placed[j] >> 2] = True
+        level = k
+        if k < n_stem:
+            key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+            pos[level] = bstart[key]
+            end[level] = bstart[key + 1]
+        while True:
+            complete = k == n_stem and level == k
+            if not complete:
+                if pos[level] >= end[level]:
+                    level -= 1
+                    if level < k:
+                        break
+                    used[placed[level] >> 2] = False
+                    continue
+                c = cands[pos[level]]
+                pos[level] += 1
+                if used[c >> 2]:
+                    continue
+                placed[level] = c
+                used[c >> 2] = True
+                if level + 1 < n_stem:
+                    level += 1
+                    key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+                    pos[level] = bstart[key]
+                    end[level] = bstart[key + 1]
+                    continue
+            got = _outer_ring_count(placed, used, n_stem, n_levels, nb1, ns1, nb2, ns2, base,
+                                    n_colours, bstart, cands, colours, share, priv, nsh,
+                                    shared, choice, prod)
+            if got > 0:
+                for i in range(m):
+                    key = _bucket(n_stem + i, placed, nb1, ns1, nb2, ns2, base, n_colours,
+                                  colours)
+                    n_i = 0
+                    for t in range(bstart[key], bstart[key + 1]):
+                        v = cands[t]
+                        if not used[v >> 2]:
+                            if fill:
+                                values_out[i, cursor[i]] = v
+                            cursor[i] += 1
+                            n_i += 1
+                    if fill:
+                        lens_out[row, i] = n_i
+                if fill:
+                    for j in range(n_stem):
+                        stems_out[row, j] = placed[j]
+                    counts_out[row] = got
+                row += 1
+            if complete:
+                break
+            used[placed[level] >> 2] = False
+    totals[0] = row
+    for i in range(m):
+        totals[1 + i] = cursor[i]
+
+
+@njit(cache=True, nogil=True)
+def expand_cartesian(stems, offsets, values, n_pieces, total):
+    """Expand cartesian rows into flat cell rows (slot order: stem slots, then ring h).
+
+    `stems` (n, s_in) packed placements (-1 off board); for ring-h slot i and row j the
+    candidates are `values[i, offsets[i, j]:offsets[i, j + 1]]` (a single -1 for an
+    off-board slot).  Emits, row after row, every choice with all pieces distinct, in
+    lexicographic order of the candidate positions; `total` is the number of such rows.
+    """
+    n, s_in = stems.shape
+    m = offsets.shape[0]
+    out = np.empty((total, s_in + m), dtype=np.int16)
+    used = np.zeros(n_pieces, dtype=np.bool_)
+    pick = np.zeros(max(m, 1), dtype=np.int64)
+    r = 0
+    for j in range(n):
+        for s in range(s_in):
+            v = stems[j, s]
+            if v >= 0:
+                used[v >> 2] = True
+        if m == 0:
+            for s in range(s_in):
+                out[r, s] = stems[j, s]
+            r += 1
+        else:
+            i = 0
+            pick[0] = offsets[0, j] - 1
+            while i >= 0:
+                p = pick[i]
+                if p >= offsets[i, j]:
+                    v = values[i, p]
+                    if v >= 0:
+                        used[v >> 2] = False
+                p += 1
+                while p < offsets[i, j + 1]:
+                    v = values[i, p]
+                    if v < 0 or not used[v >> 2]:
+                        break
+                    p += 1
+                pick[i] = p
+                if p >= offsets[i, j + 1]:
+                    i -= 1
+                    continue
+                v = values[i, p]
+                if v >= 0:
+                    used[v >> 2] = True
+                if i + 1 < m:
+                    i += 1
+                    pick[i] = offsets[i, j] - 1
+                    continue
+                for s in range(s_in):
+                    out[r, s] = stems[j, s]
+                for q in range(m):
+                    out[r, s_in + q] = values[q, pick[q]]
+                r += 1
+                # leave slot i's choice marked; the next loop turn unmarks it
+        for s in range(s_in):
+            v = stems[j, s]
+            if v >= 0:
+                used[v >> 2] = False
+    return out[:r]

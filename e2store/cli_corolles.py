@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sys
@@ -9,13 +10,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import click
+import numpy as np
 from tqdm import tqdm
 
 from .cli_instance import Size, _instance_arg, _size_cb, instance_options, load_instance
+from .encode import FORMS
 from .enumerate import count_corolles
 from .errors import ZoneError
 from .factorised import count_factorised
-from .store import enumerate_store
+from .store import enumerate_store, read_manifest, read_partition, write_flat_file
 from .zones import ZoneMap, expected_zone_count, zone_map
 
 
@@ -163,18 +166,23 @@ def _parse_zones(values: tuple[str, ...], zm: ZoneMap) -> list[int] | None:
               help="Cells whose zones to enumerate (repeatable); default all zones.")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Store directory (created if missing).")
+@click.option("--form", "forms", multiple=True, type=click.Choice(FORMS), default=("flat",),
+              show_default=True,
+              help="Storage form(s) to write (repeatable): flat rows, prefix-compressed rows, "
+              "or cartesian stems with last-ring candidate lists.")
 @_threads_option
 @click.option("--force", is_flag=True, help="Rewrite partitions that are already complete.")
 def enumerate_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, hamming: int,
-                  zone_cells: tuple[str, ...], out: Path, threads: int, force: bool) -> None:
-    """Enumerate corolles and write them to the flat store (atomic, resumable)."""
+                  zone_cells: tuple[str, ...], out: Path, forms: tuple[str, ...], threads: int,
+                  force: bool) -> None:
+    """Enumerate corolles and write them to the store (atomic, resumable)."""
     inst = load_instance(instance, fmt, sides, size)
     zm = zone_map(inst.width, inst.height, hamming)
     ids = _parse_zones(zone_cells, zm)
     with tqdm(desc=f"enumerate h={hamming}", unit=" corolles", unit_scale=True,
               delay=1.0, mininterval=progress_interval()) as bar:
         results = enumerate_store(out, inst, hamming, ids, force=force, threads=threads,
-                                  progress=bar.update)
+                                  progress=bar.update, forms=forms)
     rows = sum(p.rows for p in results if not p.skipped)
     size_b = sum(p.bytes for p in results if not p.skipped)
     skipped = sum(p.skipped for p in results)
@@ -183,4 +191,37 @@ def enumerate_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None
                f"{skipped} already complete")
 
 
-COMMANDS = [zones, count, enumerate_cmd]
+@click.command("expand")
+@click.argument("store_root", metavar="STORE", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--instance", "instance_id", default=None,
+              help="Instance id (default: the store's only instance).")
+@_hamming_option
+@click.option("--zone", type=click.IntRange(min=0), required=True, help="Zone id.")
+@click.option("--rotation", type=click.IntRange(0, 3), default=0, show_default=True)
+@click.option("--form", type=click.Choice(FORMS), required=True, help="Form to read.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the flat rows to this Parquet file (atomically).")
+def expand(store_root: Path, instance_id: str | None, hamming: int, zone: int, rotation: int,
+           form: str, output: Path | None) -> None:
+    """Expand one partition of any form to flat rows; print rows and a content digest.
+
+    The digest is a sha256 over the rows sorted, so the three forms of one partition print
+    the same digest.
+    """
+    man = read_manifest(store_root)
+    ids = sorted({p["instance"] for p in man["partitions"]})
+    if instance_id is None:
+        if len(ids) != 1:
+            raise click.UsageError(f"the store holds {len(ids)} instances; give --instance "
+                                   f"({', '.join(ids)})")
+        instance_id = ids[0]
+    cells, front = read_partition(store_root, instance_id, hamming, zone, rotation, form)
+    rows = np.hstack([cells.astype(np.int16), front.astype(np.int16)])
+    digest = hashlib.sha256(rows[np.lexsort(rows.T[::-1])].tobytes()).hexdigest()
+    if output is not None:
+        write_flat_file(output, cells, front, hamming)
+    click.echo(f"{instance_id} hamming={hamming} zone={zone} rotation={rotation} form={form}: "
+               f"{len(cells):,} corolles, sha256 {digest}")
+
+
+COMMANDS = [zones, count, enumerate_cmd, expand]

@@ -174,7 +174,7 @@ def test_newer_format_and_missing_partition_are_clear_errors(tmp_path):
     with pytest.raises(StoreError, match="no manifest"):
         store.read_manifest(tmp_path)
     store.enumerate_store(tmp_path, inst, 1, [0])
-    with pytest.raises(StoreError, match="run `e2store enumerate`"):
+    with pytest.raises(StoreError, match="run `e2store enumerate --form flat`"):
         store.read_partition(tmp_path, inst.id, 1, 1, 0)
     m = json.loads((tmp_path / store.MANIFEST).read_text())
     m["format_version"] = store.FORMAT_VERSION + 1
