@@ -182,3 +182,47 @@ def naive_factorised(pieces, width, height, x, y, h) -> tuple[int, int]:
         total += n
         good += n > 0
     return total, good
+
+
+def naive_cartesian(pieces, width, height, x, y, h):
+    """Cartesian rows as {stem frozenset: (lists per ring-h on-board cell in ring order,
+    count)}: stems are hamming h-1 corolles with a completion; lists keep packed p*4+r."""
+    import itertools
+
+    from_ring = [c for c in diamond(width, height, x, y, h) if abs(c[0] - x) + abs(c[1] - y) == h]
+    stems = [frozenset()] if h == 0 else naive_corolles(pieces, width, height, x, y, h - 1)
+    out = {}
+    for stem in stems:
+        placed = {c: (p, r) for c, p, r in stem}
+        used = {p for p, _ in placed.values()}
+        lists = []
+        for cx, cy in from_ring:
+            opts = []
+            for p, piece in enumerate(pieces):
+                for r in range(4):
+                    if p in used or not fits_cell(piece, r, width, height, cx, cy):
+                        continue
+                    if all(shown(pieces[placed[(cx + dx, cy + dy)][0]],
+                                 placed[(cx + dx, cy + dy)][1], (s + 2) % 4) == shown(piece, r, s)
+                           for s, (dx, dy) in NEIGHBOUR.items() if (cx + dx, cy + dy) in placed):
+                        opts.append(p * 4 + r)
+            lists.append((((cx, cy)), opts))
+        n = sum(1 for combo in itertools.product(*[o for _, o in lists])
+                if len({v >> 2 for v in combo}) == len(combo))
+        if n:
+            out[stem] = (lists, n)
+    return out
+
+
+def naive_expand(stem_row: list[int], lists: list[list[int]]) -> list[list[int]]:
+    """Flat rows of one cartesian row: the product of the lists (-1 = empty slot) keeping
+    only the choices whose pieces are distinct from each other and from the stem."""
+    import itertools
+
+    stem_pieces = {v >> 2 for v in stem_row if v >= 0}
+    rows = []
+    for combo in itertools.product(*lists):
+        ps = [v >> 2 for v in combo if v >= 0]
+        if len(set(ps)) == len(ps) and not stem_pieces & set(ps):
+            rows.append(list(stem_row) + list(combo))
+    return rows

@@ -1,0 +1,196 @@
+"""The prefix and cartesian forms: kernels against twins, every form expands to the flat rows."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+
+import naive
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from e2store import _kernels, store
+from e2store.cli import main
+from e2store.encode import (
+    cartesian_rows,
+    frontier_of,
+    prefix_decode,
+    prefix_shared,
+)
+from e2store.enumerate import enumerate_corolles
+from e2store.errors import StoreError
+from e2store.formats import read_instance, write_e2store
+from e2store.geometry import n_slots, ring_offsets
+from e2store.instance import Instance
+from e2store.zones import zone_map
+
+
+def _instance(w, h, seed, n_frame=3, n_inner=5):
+    return Instance(f"rnd{seed}", w, h, naive.random_board_pieces(w, h, n_frame, n_inner, seed))
+
+
+def _rowset(cells, front):
+    return set(map(tuple, np.hstack([cells.astype(int), front.astype(int)]).tolist()))
+
+
+@pytest.mark.parametrize("w,h_board,seed", [(3, 3, 1), (4, 3, 2), (4, 4, 4)])
+def test_cartesian_kernel_agrees_with_naive_twin(w, h_board, seed):
+    inst = _instance(w, h_board, seed)
+    pieces = [tuple(int(c) for c in p) for p in inst.pieces]
+    for h in range(4):
+        off = ring_offsets(h)
+        s_in = n_slots(h - 1) if h else 0
+        for y, x in itertools.product(range(h_board), range(w)):
+            want = {k: (dict(v[0]), v[1])
+                    for k, v in naive.naive_cartesian(pieces, w, h_board, x, y, h).items()}
+            cr = cartesian_rows(inst, x, y, h)
+            got = {}
+            for j in range(cr.n_rows):
+                stem = frozenset(((x + int(off[i, 0]), y + int(off[i, 1])), int(v) >> 2,
+                                  int(v) & 3) for i, v in enumerate(cr.stems[j]) if v >= 0)
+                lists = []
+                for k in range(len(cr.offsets)):
+                    vals = cr.values[k][cr.offsets[k][j]:cr.offsets[k][j + 1]].tolist()
+                    if vals != [-1]:
+                        dx, dy = off[s_in + k] if h else off[0]
+                        lists.append(((x + int(dx), y + int(dy)), vals))
+                got[stem] = (dict(lists), int(cr.counts[j]))
+            assert got == want, (x, y, h)
+
+
+def test_expand_kernel_agrees_with_naive_twin():
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        n, s_in, m = int(rng.integers(0, 4)), int(rng.integers(0, 4)), int(rng.integers(0, 4))
+        stems = rng.integers(-1, 12, size=(n, s_in)).astype(np.int16)
+        lists = [[sorted(rng.choice(48, size=int(rng.integers(0, 4)), replace=False).tolist())
+                  or [-1] for _ in range(m)] for _ in range(n)]
+        offsets = np.zeros((m, n + 1), np.int64)
+        width = max([len(li[k]) for li in lists for k in range(m)] + [1])
+        values = np.full((m, max(1, n * width)), -1, np.int16)
+        for k in range(m):
+            pos = 0
+            for j in range(n):
+                values[k, pos:pos + len(lists[j][k])] = lists[j][k]
+                pos += len(lists[j][k])
+                offsets[k, j + 1] = pos
+        want = [r for j in range(n) for r in naive.naive_expand(stems[j].tolist(), lists[j])]
+        got = _kernels.expand_cartesian(stems, offsets, values, 12, len(want))
+        assert got.tolist() == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(-1, 3), min_size=5, max_size=5), max_size=40),
+       st.integers(0, 40))
+def test_prefix_roundtrip(rows, cut):
+    cells = np.array(rows, dtype=np.int16).reshape(-1, 5)
+    a, b = cells[:cut], cells[cut:]
+    sa = prefix_shared(a, None)
+    sb = prefix_shared(b, a[-1] if len(a) else None)
+    shared = np.concatenate([sa, sb])
+    if len(cells):
+        assert shared[0] == 0
+    assert np.array_equal(prefix_decode(shared, cells), cells)
+    # a shared slot really equals the previous row's
+    for j in range(1, len(cells)):
+        assert (cells[j, : shared[j]] == cells[j - 1, : shared[j]]).all()
+
+
+def test_all_forms_expand_to_the_flat_rows(tmp_path):
+    inst = _instance(5, 4, 21)
+    forms = ("flat", "prefix", "cartesian")
+    for h in range(4):
+        store.enumerate_store(tmp_path, inst, h, None, forms=forms, chunk_rows=300,
+                              rows_per_file=700)
+        zm = zone_map(5, 4, h)
+        for z in zm.zones:
+            for m in z.members:
+                want_c, want_f = enumerate_corolles(inst, m.x, m.y, h)
+                flat = store.read_partition(tmp_path, inst.id, h, z.id, m.rotation, "flat")
+                for form in forms:
+                    c, f = store.read_partition(tmp_path, inst.id, h, z.id, m.rotation, form)
+                    assert len(c) == len(want_c), (h, z.id, m, form)
+                    assert _rowset(c, f) == _rowset(want_c, want_f), (h, z.id, m, form)
+                prefix = store.read_partition(tmp_path, inst.id, h, z.id, m.rotation, "prefix")
+                assert np.array_equal(prefix[0], flat[0])  # same rows, same order
+    parts = store.read_manifest(tmp_path)["partitions"]
+    assert {p["form"] for p in parts} == set(forms)
+    for p in parts:
+        meta = pq.ParquetFile(tmp_path / p["path"] / p["files"][0]["file"]).schema_arrow.metadata
+        kv = {k.decode(): v.decode() for k, v in meta.items()}
+        assert kv["e2store.form"] == p["form"]
+        assert kv["e2store.hamming"] == str(p["hamming"])
+        assert kv["e2store.rotation"] == str(p["rotation"])
+        assert json.loads(kv["e2store.slots"]) == ring_offsets(p["hamming"]).tolist()
+
+
+def test_frontier_of_matches_the_enumerator():
+    inst = _instance(5, 4, 21)
+    for h in range(4):
+        cells, front = enumerate_corolles(inst, 1, 1, h)
+        assert np.array_equal(frontier_of(cells, inst, h), front)
+
+
+@pytest.mark.parametrize("name,h", [("pieces_4x4.txt", 1), ("pieces_4x4.txt", 2),
+                                    ("pieces_5x5.txt", 1), ("pieces_5x5.txt", 2)])
+def test_benchmark_instances_all_forms(tmp_path, shared_instances, name, h):
+    inst = read_instance(shared_instances / "benchmark" / name)
+    store.enumerate_store(tmp_path, inst, h, None, forms=("flat", "prefix", "cartesian"),
+                          threads=2)
+    for p in store.read_manifest(tmp_path)["partitions"]:
+        if p["form"] != "flat":
+            continue
+        ref = _rowset(*store.read_partition(tmp_path, inst.id, h, p["zone"], p["rotation"]))
+        assert len(ref) == p["corolles"]
+        for form in ("prefix", "cartesian"):
+            got = store.read_partition(tmp_path, inst.id, h, p["zone"], p["rotation"], form)
+            assert _rowset(*got) == ref, (p["zone"], p["rotation"], form)
+
+
+def test_mismatched_or_newer_files_are_refused(tmp_path):
+    inst = _instance(5, 4, 21)
+    store.enumerate_store(tmp_path, inst, 1, [0, 1], forms=("flat", "cartesian"))
+    d0 = store.partition_dir(tmp_path, inst.id, 1, 0, 0)
+    d1 = store.partition_dir(tmp_path, inst.id, 1, 1, 0)
+    shutil.copy(d1 / "cartesian-00000.parquet", d0 / "cartesian-00000.parquet")
+    with pytest.raises(StoreError, match="metadata zone is '1', expected '0'"):
+        store.read_partition(tmp_path, inst.id, 1, 0, 0, "cartesian")
+    t = pq.read_table(d1 / "part-00000.parquet")
+    kv = dict(t.schema.metadata)
+    kv[b"e2store.format_version"] = b"99"
+    pq.write_table(t.replace_schema_metadata(kv), d1 / "part-00000.parquet")
+    with pytest.raises(StoreError, match="newer than this e2store reads"):
+        store.read_partition(tmp_path, inst.id, 1, 1, 0)
+    with pytest.raises(StoreError, match="--form prefix"):
+        store.read_partition(tmp_path, inst.id, 1, 1, 0, "prefix")
+
+
+def test_adding_a_form_later_and_the_cli(tmp_path):
+    inst = _instance(5, 4, 21)
+    path = tmp_path / "i.e2s"
+    write_e2store(inst, path)
+    out = tmp_path / "st"
+    run = CliRunner().invoke
+    assert run(main, ["enumerate", str(path), "--hamming", "2", "--out", str(out)]).exit_code == 0
+    flat_files = sorted(p.name for p in out.rglob("part-*.parquet"))
+    r = run(main, ["enumerate", str(path), "--hamming", "2", "--out", str(out), "--form",
+                   "cartesian", "--form", "prefix"])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in out.rglob("part-*.parquet")) == flat_files
+    digests = set()
+    for form in ("flat", "prefix", "cartesian"):
+        r = run(main, ["expand", str(out), "--hamming", "2", "--zone", "3", "--rotation", "0",
+                       "--form", form, "-o", str(tmp_path / f"{form}.parquet")])
+        assert r.exit_code == 0, r.output
+        digests.add(r.output.split("sha256 ")[1].strip())
+        assert pq.read_table(tmp_path / f"{form}.parquet").num_rows > 0
+    assert len(digests) == 1
+    r = run(main, ["enumerate", str(path), "--hamming", "2", "--out", str(out), "--form",
+                   "cartesian", "--force", "--zones", "0,0"])
+    assert r.exit_code == 0
+    assert store.read_partition(out, inst.id, 2, 0, 0, "cartesian")[0].shape[0] > 0
