@@ -22,6 +22,7 @@ import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
+from .encode import FORMS
 from .errors import StoreError
 from .formats import read_instance
 from .instance import Instance
@@ -38,8 +39,9 @@ def _store_instance(root: Path, instance_id: str) -> Instance:
     return read_instance(path, format="e2store")
 
 
-def _entry(root: Path, instance_id: str, hamming: int, parts: list[dict]) -> dict:
-    """The summary of one (instance, hamming) from its manifest partitions."""
+def _entry(root: Path, instance_id: str, hamming: int, parts: list[dict],
+           form: str = "flat") -> dict:
+    """The summary of one (instance, hamming, form) from its manifest partitions."""
     inst = _store_instance(root, instance_id)
     zm = zone_map(inst.width, inst.height, hamming)
     canonical = {p["zone"]: p for p in parts if p["rotation"] == 0}
@@ -58,6 +60,7 @@ def _entry(root: Path, instance_id: str, hamming: int, parts: list[dict]) -> dic
         "height": inst.height,
         "size": f"{inst.width}x{inst.height}",
         "hamming": hamming,
+        "form": form,
         "zones": len(canonical),
         "zones_expected": len(zm.zones),
         "partitions": len(parts),
@@ -89,6 +92,8 @@ def summarize(store_root: str | Path, instances: Iterable[str] | None = None,
     groups: dict[tuple[str, int], list[dict]] = {}
     for p in manifest["partitions"]:
         groups.setdefault((p["instance"], int(p["hamming"])), []).append(p)
+    forms_of = {k: sorted({p.get("form", "flat") for p in v}, key=FORMS.index)
+                for k, v in groups.items()}
     want_i = None if instances is None else sorted(set(instances))
     want_h = None if hammings is None else sorted({int(h) for h in hammings})
     if want_i is not None or want_h is not None:
@@ -101,7 +106,9 @@ def summarize(store_root: str | Path, instances: Iterable[str] | None = None,
         keys = [(i, h) for i in ids for h in hs]
     else:
         keys = sorted(groups)
-    entries = [_entry(root, i, h, groups[(i, h)]) for i, h in keys]
+    entries = [_entry(root, i, h, [p for p in groups[(i, h)] if p.get("form", "flat") == f],
+                      f)
+               for i, h in keys for f in forms_of[(i, h)]]
     totals = {k: sum(e[k] for e in entries)
               for k in ("partitions", "corolles", "corolles_all_cells", "rows", "bytes", "nodes")}
     totals["seconds"] = round(sum(e["seconds"] for e in entries), 6)
@@ -130,23 +137,23 @@ def format_markdown(summary: dict) -> str:
         f"Store `{summary['store']}` (format version {summary['format_version']}), "
         f"checksum `{summary['checksum']}`.",
         "",
-        "| instance | size | h | zones | partitions | corolles (zones) | corolles (all cells) "
-        "| rows stored | bytes | bytes/row | nodes | seconds | checksum |",
-        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
+        "| instance | size | h | form | zones | partitions | corolles (zones) "
+        "| corolles (all cells) | rows stored | bytes | bytes/row | nodes | seconds | checksum |",
+        "|---|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
     ]
     for e in summary["entries"]:
         zones = f"{e['zones']}" + ("" if e["complete"] else f" of {e['zones_expected']}")
         parts = f"{e['partitions']}" + ("" if e["complete"] else
                                         f" of {e['partitions_expected']} (incomplete)")
         lines.append(
-            f"| {e['instance']} | {e['size']} | {e['hamming']} | {zones} | {parts} "
+            f"| {e['instance']} | {e['size']} | {e['hamming']} | {e['form']} | {zones} | {parts} "
             f"| {_n(e['corolles'])} | {_n(e['corolles_all_cells'])} | {_n(e['rows'])} "
             f"| {_n(e['bytes'])} | {_n(e['bytes_per_row'], 2)} | {_n(e['nodes'])} "
             f"| {_n(e['seconds'], 2)} | `{e['checksum'][:12]}` |"
         )
     t = summary["totals"]
     lines.append(
-        f"| **total** | | | | {t['partitions']} | {_n(t['corolles'])} "
+        f"| **total** | | | | | {t['partitions']} | {_n(t['corolles'])} "
         f"| {_n(t['corolles_all_cells'])} | {_n(t['rows'])} | {_n(t['bytes'])} "
         f"| {_n(t['bytes_per_row'], 2)} | {_n(t['nodes'])} | {_n(t['seconds'], 2)} | |"
     )
@@ -155,7 +162,9 @@ def format_markdown(summary: dict) -> str:
         "corolles (zones): one count per zone, at its canonical cell; corolles (all cells): "
         "every board cell counts its zone's corolles; rows stored, bytes: every partition "
         "(derived rotations included); seconds: enumeration time summed over zones; "
-        "checksum: sha256 over this instance and hamming's data files (first 12 hex digits).",
+        "checksum: sha256 over this instance, hamming and form's data files (first 12 hex "
+        "digits). Forms: flat and prefix store a row per corolle, cartesian a row per stem "
+        "(rings 0..h-1) with the last ring's candidate lists; totals add up every form.",
         "",
     ]
     return "\n".join(lines)

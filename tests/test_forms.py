@@ -194,3 +194,16 @@ def test_adding_a_form_later_and_the_cli(tmp_path):
                    "cartesian", "--force", "--zones", "0,0"])
     assert r.exit_code == 0
     assert store.read_partition(out, inst.id, 2, 0, 0, "cartesian")[0].shape[0] > 0
+
+
+def test_summary_reports_each_form(tmp_path):
+    from e2store.summary import summarize
+
+    inst = _instance(5, 4, 21)
+    store.enumerate_store(tmp_path, inst, 2, None, forms=("flat", "prefix", "cartesian"))
+    entries = summarize(tmp_path)["entries"]
+    assert [e["form"] for e in entries] == ["flat", "prefix", "cartesian"]
+    assert len({e["corolles"] for e in entries}) == 1
+    flat, prefix, cart = entries
+    assert flat["rows"] == prefix["rows"] > cart["rows"]  # cartesian: a row per stem
+    assert all(e["complete"] for e in entries)
