@@ -149,8 +149,9 @@ def test_default_config_is_valid_and_defaults_are_filled():
     assert cfg["hamming"] == [1, 2] and cfg["instances"] == {}
     sizes = {tuple(map(int, str(d["size"]).split("x"))) for d in cfg["demo_instances"].values()}
     assert any(w == h for w, h in sizes) and any(w != h for w, h in sizes)
+    assert cfg["forms"] == ["flat", "prefix", "cartesian"]
     assert _validate({}) == {"results": "results", "threads": 1, "hamming": [1, 2],
-                             "demo_instances": {}, "instances": {}}
+                             "forms": ["flat"], "demo_instances": {}, "instances": {}}
 
 
 GOOD_DEMO = {"size": "5x5", "frame_colours": 3, "inner_colours": 4, "seed": 1}
@@ -158,6 +159,7 @@ GOOD_DEMO = {"size": "5x5", "frame_colours": 3, "inner_colours": 4, "seed": 1}
 
 @pytest.mark.parametrize("bad", [
     {"unknown_key": 1},
+    {"forms": ["flat", "zip"]},
     {"threads": 0},
     {"hamming": []},
     {"hamming": [1, 1]},

@@ -11,11 +11,12 @@ rule enumerate:
         result_path("logs", "enumerate", "{name}_h{h}.log"),
     params:
         store=store_dir(),
+        forms=" ".join(f"--form {f}" for f in config["forms"]),
     threads: config["threads"]
     shell:
         # resumable: complete partitions are skipped; the receipt is this instance and
         # hamming's summary (corolles, bytes, checksum) as recorded in the store's manifest
         "(e2store enumerate {input.instance:q} --hamming {wildcards.h} --out {params.store:q}"
-        " --threads {threads}"
+        " {params.forms} --threads {threads}"
         " && e2store summary {params.store:q} --instance {input.instance:q}"
         " --hamming {wildcards.h} --json {output.receipt:q}) > {log:q} 2>&1"
