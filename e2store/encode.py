@@ -23,7 +23,8 @@ import numpy as np
 import pyarrow as pa
 
 from . import _kernels
-from .enumerate import Layout, _choose_prefix_depth, _kernel_args, candidate_table, corolle_layout
+from .enumerate import Layout, corolle_layout
+from .factorised import stem_work
 from .geometry import frontier_layout, n_slots, rotation_permutation
 from .instance import Instance
 
@@ -191,20 +192,11 @@ def cartesian_rows(instance: Instance, x: int, y: int, hamming: int, *,
 
 def _cartesian_rows(instance: Instance, layout: Layout, threads: int) -> CartesianRows:
     hamming = layout.hamming
-    table = candidate_table(instance, layout)
+    work = stem_work(instance, layout, threads, 64)
+    table, n_stem, max_bucket, batches, args = (work.table, work.n_stem, work.max_bucket,
+                                                work.batches, work.args)
     s_in = n_slots(hamming - 1) if hamming > 0 else 0
-    n_stem = int(np.count_nonzero(layout.slot_of < s_in))
     m = layout.n_levels - n_stem
-    sizes = np.diff(table.bstart)
-    max_bucket = int(sizes.max()) if len(sizes) else 0
-    if n_stem > 1:
-        prefixes, _ = _choose_prefix_depth(layout.truncated(n_stem), table,
-                                           64 * max(1, threads))
-    else:
-        prefixes = np.zeros((1, 0), dtype=np.int64)
-    batches = np.array_split(prefixes, min(len(prefixes), 64 * max(1, threads))) if len(
-        prefixes) else []
-    args = _kernel_args(layout, table)
 
     def run(batch: np.ndarray):
         totals = np.zeros(m + 1, dtype=np.int64)

@@ -18,7 +18,14 @@ import numpy as np
 from tqdm import tqdm
 
 from . import _kernels
-from .enumerate import _choose_prefix_depth, _kernel_args, candidate_table, corolle_layout
+from .enumerate import (
+    CandidateTable,
+    Layout,
+    _choose_prefix_depth,
+    _kernel_args,
+    candidate_table,
+    corolle_layout,
+)
 from .errors import ZoneError
 from .geometry import n_slots
 from .instance import Instance
@@ -38,27 +45,46 @@ class FactorisedCount:
     seconds: float
 
 
-def count_factorised(instance: Instance, x: int, y: int, hamming: int, *, threads: int = 1,
-                     progress: bool = False) -> FactorisedCount:
-    """Count the hamming-h corolles at (x, y) from stems and last-ring candidate lists."""
-    if hamming > MAX_HAMMING:
-        raise ZoneError(f"hamming {hamming} is too large for factorised counting "
+@dataclass(frozen=True)
+class StemWork:
+    """The stem walk of one corolle split into prefix batches for the kernels."""
+
+    layout: Layout
+    table: CandidateTable
+    n_stem: int  # levels of rings 0..h-1; the remaining levels form ring h
+    max_bucket: int  # longest candidate list, for the kernels' scratch space
+    batches: list[np.ndarray]
+    args: tuple
+
+
+def stem_work(instance: Instance, layout: Layout, threads: int, per_thread: int) -> StemWork:
+    """Candidate table, stem size and about `per_thread * threads` prefix batches."""
+    if layout.hamming > MAX_HAMMING:
+        raise ZoneError(f"hamming {layout.hamming} is too large for the stem kernels "
                         f"(expected h <= {MAX_HAMMING})")
-    t0 = time.perf_counter()
-    layout = corolle_layout(instance.width, instance.height, x, y, hamming)
     table = candidate_table(instance, layout)
-    inner = n_slots(hamming - 1) if hamming > 0 else 0
+    inner = n_slots(layout.hamming - 1) if layout.hamming > 0 else 0
     n_stem = int(np.count_nonzero(layout.slot_of < inner))
     sizes = np.diff(table.bstart)
-    max_bucket = int(sizes.max()) if len(sizes) else 0
     if n_stem > 1:
         prefixes, _ = _choose_prefix_depth(layout.truncated(n_stem), table,
                                            64 * max(1, threads))
     else:
         prefixes = np.zeros((1, 0), dtype=np.int64)
-    batches = np.array_split(prefixes, min(len(prefixes), 256 * max(1, threads))) if len(
-        prefixes) else []
-    args = _kernel_args(layout, table)
+    batches = (np.array_split(prefixes, min(len(prefixes), per_thread * max(1, threads)))
+               if len(prefixes) else [])
+    return StemWork(layout, table, n_stem, int(sizes.max()) if len(sizes) else 0, batches,
+                    _kernel_args(layout, table))
+
+
+def count_factorised(instance: Instance, x: int, y: int, hamming: int, *, threads: int = 1,
+                     progress: bool = False) -> FactorisedCount:
+    """Count the hamming-h corolles at (x, y) from stems and last-ring candidate lists."""
+    t0 = time.perf_counter()
+    work = stem_work(instance, corolle_layout(instance.width, instance.height, x, y, hamming),
+                     threads, 256)
+    layout, table, n_stem, max_bucket, batches, args = (
+        work.layout, work.table, work.n_stem, work.max_bucket, work.batches, work.args)
 
     def run(batch: np.ndarray) -> tuple[int, int]:
         c, s = _kernels.count_factorised(batch, n_stem, layout.n_levels, *args,

@@ -150,38 +150,10 @@ def random_board_pieces(width: int, height: int, n_frame: int, n_inner: int, see
 
 
 def naive_factorised(pieces, width, height, x, y, h) -> tuple[int, int]:
-    """(corolles, stems) counted as stems x brute-force injective products of ring h.
-
-    A stem is a hamming h-1 corolle (the cells of rings 0..h-1); each ring-h cell gets the
-    placements that fit it and match its stem neighbours; a corolle is one choice per cell
-    with all pieces distinct.  Independent of the kernel's private/shared split.
-    """
-    import itertools
-
-    outer = [c for c in diamond(width, height, x, y, h) if abs(c[0] - x) + abs(c[1] - y) == h]
-    stems = [frozenset()] if h == 0 else naive_corolles(pieces, width, height, x, y, h - 1)
-    total = good = 0
-    for stem in stems:
-        placed = {c: (p, r) for c, p, r in stem}
-        used = {p for p, _ in placed.values()}
-        lists = []
-        for cx, cy in outer:
-            opts = []
-            for p, piece in enumerate(pieces):
-                if p in used:
-                    continue
-                for r in range(4):
-                    if not fits_cell(piece, r, width, height, cx, cy):
-                        continue
-                    if all(shown(pieces[placed[(cx + dx, cy + dy)][0]],
-                                 placed[(cx + dx, cy + dy)][1], (s + 2) % 4) == shown(piece, r, s)
-                           for s, (dx, dy) in NEIGHBOUR.items() if (cx + dx, cy + dy) in placed):
-                        opts.append(p)
-            lists.append(opts)
-        n = sum(1 for combo in itertools.product(*lists) if len(set(combo)) == len(combo))
-        total += n
-        good += n > 0
-    return total, good
+    """(corolles, stems) of the factorised count: stems are hamming h-1 corolles, each
+    completed by brute-force injective products of the ring-h candidate lists."""
+    rows = naive_cartesian(pieces, width, height, x, y, h)
+    return sum(n for _, n in rows.values()), len(rows)
 
 
 def naive_cartesian(pieces, width, height, x, y, h):
