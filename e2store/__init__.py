@@ -2,3 +2,10 @@
 
 __version__ = "0.1.0"
 
+
+
+def connect(root, database: str = ":memory:"):
+    """Open a corolle store for queries (see `e2store.query`); usable in `with`."""
+    from .query import connect as _connect
+
+    return _connect(root, database)

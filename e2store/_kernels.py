@@ -475,3 +475,55 @@ def expand_cartesian(stems, offsets, values, n_pieces, total):
             if v >= 0:
                 used[v >> 2] = False
     return out[:r]
+
+
+@njit(cache=True, nogil=True)
+def count_cartesian_rows(stems, offsets, values, n_pieces):
+    """Per cartesian row, the number of choices `expand_cartesian` would emit (same walk,
+    counting instead of writing; used after the candidate lists have been filtered)."""
+    n, s_in = stems.shape
+    m = offsets.shape[0]
+    counts = np.zeros(n, dtype=np.int64)
+    used = np.zeros(n_pieces, dtype=np.bool_)
+    pick = np.zeros(max(m, 1), dtype=np.int64)
+    for j in range(n):
+        for s in range(s_in):
+            v = stems[j, s]
+            if v >= 0:
+                used[v >> 2] = True
+        if m == 0:
+            counts[j] = 1
+        else:
+            cnt = 0
+            i = 0
+            pick[0] = offsets[0, j] - 1
+            while i >= 0:
+                p = pick[i]
+                if p >= offsets[i, j]:
+                    v = values[i, p]
+                    if v >= 0:
+                        used[v >> 2] = False
+                p += 1
+                while p < offsets[i, j + 1]:
+                    v = values[i, p]
+                    if v < 0 or not used[v >> 2]:
+                        break
+                    p += 1
+                pick[i] = p
+                if p >= offsets[i, j + 1]:
+                    i -= 1
+                    continue
+                v = values[i, p]
+                if v >= 0:
+                    used[v >> 2] = True
+                if i + 1 < m:
+                    i += 1
+                    pick[i] = offsets[i, j] - 1
+                    continue
+                cnt += 1
+            counts[j] = cnt
+        for s in range(s_in):
+            v = stems[j, s]
+            if v >= 0:
+                used[v >> 2] = False
+    return counts

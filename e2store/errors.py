@@ -32,3 +32,22 @@ class ZoneError(E2StoreError, ValueError):
 
 class StoreError(E2StoreError, OSError):
     """A corolle store is missing, damaged, or of another format version."""
+
+
+class MissingError(E2StoreError, KeyError):
+    """Something asked of a store is not in it; the message says what to run."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class MissingInstanceError(MissingError):
+    """The store holds no partitions of this instance."""
+
+
+class MissingZoneError(MissingError):
+    """The store holds no partition of this instance, hamming, zone, rotation and form."""
+
+
+class RenderError(E2StoreError, ValueError):
+    """A picture cannot be drawn: no solution, placements that do not fit, an unknown file type."""

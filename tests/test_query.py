@@ -1,0 +1,144 @@
+"""The query layer against numpy computations on the same partitions."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import naive
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import e2store
+from e2store import store
+from e2store.cli import main
+from e2store.errors import MissingInstanceError, MissingZoneError, StoreError
+from e2store.instance import Instance
+from e2store.zones import zone_map
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("q")
+    inst = Instance("q", 5, 4, naive.random_board_pieces(5, 4, 3, 5, 21))
+    store.enumerate_store(root, inst, 1, None, forms=("flat",))
+    store.enumerate_store(root, inst, 2, None, forms=("flat", "cartesian"))
+    return root, inst
+
+
+def test_views_agree_with_the_manifest(built):
+    root, inst = built
+    with e2store.connect(root) as st:
+        man = store.read_manifest(root)["partitions"]
+        got = {(r["hamming"], r["zone"], r["rotation"]): r["n"] for r in st.sql(
+            "SELECT hamming, zone, rotation, count(*) AS n FROM corolles GROUP BY ALL"
+        ).to_pylist()}
+        assert got == {(p["hamming"], p["zone"], p["rotation"]): p["rows"]
+                       for p in man if p["form"] == "flat"}
+        types = dict(zip(*st.sql("DESCRIBE corolles").select(["column_name", "column_type"])
+                         .to_pydict().values(), strict=True))
+        assert types["hamming"] == "INTEGER" and types["instance"] == "VARCHAR"
+        zs = st.zone_stats(inst.id, 2).to_pylist()
+        zm = zone_map(5, 4, 2)
+        assert [(r["zone"], r["x"], r["y"], r["cells"]) for r in zs] == [
+            (z.id, z.x, z.y, len(z.members)) for z in zm.zones]
+        for r in zs:
+            assert r["corolles"] == store.read_partition(root, inst.id, 2, r["zone"], 0)[0].shape[0]
+            assert r["flat_bytes"] > 0 and r["cartesian_bytes"] > 0 and r["prefix_bytes"] is None
+        stems = st.sql("SELECT zone, sum(corolles) AS n FROM stems WHERE rotation = 0 "
+                       "GROUP BY zone ORDER BY zone").to_pylist()
+        assert [r["n"] for r in stems] == [r["corolles"] for r in zs]
+        assert st.sql("SELECT * FROM instances").to_pylist() == [
+            {"instance": inst.id, "name": "q", "width": 5, "height": 4, "pieces": 20}]
+
+
+def test_cardinality_and_frontier_distribution(built):
+    root, inst = built
+    with e2store.connect(root) as st:
+        zm = zone_map(5, 4, 2)
+        turned = next((z.id, r) for z in zm.zones for r in z.rotations if r)
+        for zone, rot in [(3, 0), turned]:
+            cells, front = store.read_partition(root, inst.id, 2, zone, rot)
+            card = st.cardinality(inst.id, 2, zone, rot).to_pylist()
+            want = []
+            for i in range(cells.shape[1]):
+                col = cells[:, i][cells[:, i] >= 0]  # off-board slots count 0
+                want.append({"slot": i, "pieces": len(np.unique(col >> 2)),
+                             "placements": len(np.unique(col))})
+            assert card == want
+            dist = st.frontier_distribution(inst.id, 2, zone, rot).to_pylist()
+            want_d = sorted((f, int(c), int((front[:, f] == c).sum()))
+                            for f in range(front.shape[1]) for c in np.unique(front[:, f]))
+            assert [(d["position"], d["colour"], d["corolles"]) for d in dist] == want_d
+
+
+@pytest.mark.parametrize("pick", [0, 1, -1])
+def test_compatible_lookups_cartesian_and_flat(built, pick):
+    root, inst = built
+    zone, rot = [(z.id, r) for z in zone_map(5, 4, 2).zones for r in z.rotations][pick]
+    cells, _ = store.read_partition(root, inst.id, 2, zone, rot)
+    rng = np.random.default_rng(zone)
+    with e2store.connect(root) as st:
+        for _ in range(6):
+            row = cells[rng.integers(len(cells))]
+            on = np.nonzero(row >= 0)[0]
+            fixed = {int(k): int(row[k]) for k in rng.choice(on, size=min(2, len(on)),
+                                                               replace=False)}
+            forbidden = [int(p) for p in rng.choice(20, size=3, replace=False)]
+            keep = np.ones(len(cells), bool)
+            for k, v in fixed.items():
+                keep &= cells[:, k] == v
+            keep &= ~(np.isin(cells >> 2, forbidden) & (cells >= 0)).any(axis=1)
+            want = set(map(tuple, cells[keep].tolist()))
+            got_c = st.compatible(inst.id, 2, zone, rot, fixed=fixed, forbidden=forbidden)
+            rows_c = set(zip(*[got_c.column(i).to_pylist() for i in range(got_c.num_columns)],
+                             strict=True))
+            assert rows_c == want
+        # the flat scan (hamming 1 has no cartesian partitions) agrees too
+        c1, _ = store.read_partition(root, inst.id, 1, 0, 0)
+        got_f = st.compatible(inst.id, 1, 0, 0, fixed={0: int(c1[0, 0])}, limit=3)
+        assert got_f.num_rows == min(3, int((c1[:, 0] == c1[0, 0]).sum()))
+
+
+def test_missing_things_are_typed_errors(built):
+    root, inst = built
+    with e2store.connect(root) as st:
+        with pytest.raises(MissingZoneError, match="--form cartesian") as e:
+            st.probe_partition(inst.id, 1, 0, 0, "cartesian")
+        assert isinstance(e.value, KeyError)
+        assert st.get_partition(inst.id, 1, 0, 0, "cartesian", default="none") == "none"
+        with pytest.raises(MissingInstanceError, match="no instance 'x'"):
+            st.probe_partition("x", 1, 0)
+        with pytest.raises(MissingZoneError):
+            st.cardinality(inst.id, 3, 0)
+        with pytest.raises(StoreError, match="query failed"):
+            st.sql("SELECT nope FROM corolles")
+    with pytest.raises(StoreError, match="no manifest"):
+        e2store.connect(root / "nothing")
+
+
+def test_sql_cli_and_database_file(built, tmp_path):
+    root, inst = built
+    run = CliRunner().invoke
+    r = run(main, ["sql", str(root), "SELECT hamming, count(*) AS n FROM corolles "
+                   "GROUP BY hamming ORDER BY hamming", "--json"])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(x) for x in r.output.splitlines()]
+    with e2store.connect(root) as st:
+        want = st.sql("SELECT hamming, count(*) AS n FROM corolles GROUP BY hamming "
+                      "ORDER BY hamming").to_pylist()
+    assert rows == want
+    r = run(main, ["sql", str(root), "SELECT 1 AS a, 'x' AS b", "--csv"])
+    assert r.output == "a,b\n1,x\n"
+    r = run(main, ["sql", str(root), "SELECT 1 AS a"])
+    assert "(1 row)" in r.output
+    r = run(main, ["sql", str(root), "SELECT nope FROM corolles"])
+    assert r.exit_code == 2 and r.output.startswith("e2store: error:")
+    db = tmp_path / "s.duckdb"
+    assert run(main, ["build-db", str(root), "-o", str(db)]).exit_code == 0
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM corolles").fetchone()[0] == sum(
+        p["rows"] for p in store.read_manifest(root)["partitions"] if p["form"] == "flat")
+    assert con.execute("SELECT count(*) FROM zone_stats").fetchone()[0] == (
+        len(zone_map(5, 4, 1).zones) + len(zone_map(5, 4, 2).zones))
