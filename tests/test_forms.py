@@ -82,6 +82,9 @@ def test_expand_kernel_agrees_with_naive_twin():
         want = [r for j in range(n) for r in naive.naive_expand(stems[j].tolist(), lists[j])]
         got = _kernels.expand_cartesian(stems, offsets, values, 12, len(want))
         assert got.tolist() == want
+        counts = _kernels.count_cartesian_rows(stems, offsets, values, 12)
+        assert counts.tolist() == [len(naive.naive_expand(stems[j].tolist(), lists[j]))
+                                   for j in range(n)]
 
 
 @settings(max_examples=60, deadline=None)
