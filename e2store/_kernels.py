@@ -527,3 +527,78 @@ def count_cartesian_rows(stems, offsets, values, n_pieces):
             if v >= 0:
                 used[v >> 2] = False
     return counts
+
+
+@njit(cache=True, nogil=True)
+def feasible_candidates(stems, offsets, values, n_pieces):
+    """Mark each ring-h candidate that occurs in at least one corolle of its row: the
+    other slots then still have a choice with all pieces distinct.  Same layout as
+    `expand_cartesian`; returns a bool array shaped like `values`."""
+    n, s_in = stems.shape
+    m = offsets.shape[0]
+    ok = np.zeros(values.shape, dtype=np.bool_)
+    used = np.zeros(n_pieces, dtype=np.bool_)
+    pick = np.zeros(max(m, 1), dtype=np.int64)
+    for j in range(n):
+        for s in range(s_in):
+            v = stems[j, s]
+            if v >= 0:
+                used[v >> 2] = True
+        for k in range(m):
+            for q in range(offsets[k, j], offsets[k, j + 1]):
+                vk = values[k, q]
+                if vk >= 0:
+                    if used[vk >> 2]:
+                        continue
+                    used[vk >> 2] = True
+                # depth-first search for one completion of the other slots
+                found = m == 1
+                i = 0 if k != 0 else 1
+                if i < m:
+                    pick[i] = offsets[i, j] - 1
+                while not found and i >= 0 and i < m:
+                    p = pick[i]
+                    if p >= offsets[i, j]:
+                        v = values[i, p]
+                        if v >= 0:
+                            used[v >> 2] = False
+                    p += 1
+                    while p < offsets[i, j + 1]:
+                        v = values[i, p]
+                        if v < 0 or not used[v >> 2]:
+                            break
+                        p += 1
+                    pick[i] = p
+                    if p >= offsets[i, j + 1]:
+                        i -= 1
+                        if i == k:
+                            i -= 1
+                        continue
+                    v = values[i, p]
+                    if v >= 0:
+                        used[v >> 2] = True
+                    nxt = i + 1
+                    if nxt == k:
+                        nxt += 1
+                    if nxt >= m:
+                        found = True
+                        break
+                    i = nxt
+                    pick[i] = offsets[i, j] - 1
+                # a found completion left every other slot's pick marked: undo them
+                for t in range(m):
+                    if t == k:
+                        continue
+                    p = pick[t]
+                    if offsets[t, j] <= p < offsets[t, j + 1]:
+                        v = values[t, p]
+                        if v >= 0 and found:
+                            used[v >> 2] = False
+                if vk >= 0:
+                    used[vk >> 2] = False
+                ok[k, q] = found
+        for s in range(s_in):
+            v = stems[j, s]
+            if v >= 0:
+                used[v >> 2] = False
+    return ok

@@ -152,7 +152,7 @@ class CartesianRows:
     @classmethod
     def from_table(cls, table: pa.Table, hamming: int) -> CartesianRows:
         s_in = n_slots(hamming - 1) if hamming > 0 else 0
-        stems = (np.column_stack([table.column(i).to_numpy() for i in range(s_in)])
+        stems = (np.column_stack([table.column(f"s{i}").to_numpy() for i in range(s_in)])
                  if s_in and len(table) else np.zeros((len(table), s_in), np.int16))
         counts = table.column("corolles").to_numpy().astype(np.int64)
         offsets, values = [], []

@@ -175,7 +175,11 @@ class CorolleStore:
     def cardinality(self, instance: str, hamming: int, zone: int,
                     rotation: int = 0) -> pa.Table:
         """Per slot: how many distinct pieces (and placements) occur in the zone's corolles
-        (the published study's cardinality counter; 0 off the board); needs the flat form."""
+        (the published study's cardinality counter; 0 off the board).  From the cartesian
+        form when present (stems, plus the candidates that have a completion), else from
+        a scan of the flat rows."""
+        if self.get_partition(instance, hamming, zone, rotation, "cartesian") is not None:
+            return self._cardinality_cartesian(instance, hamming, zone, rotation)
         self.probe_partition(instance, hamming, zone, rotation, "flat")
         parts = []
         for i in range(n_slots(hamming)):
@@ -185,6 +189,38 @@ class CorolleStore:
                "AND zone = ? AND rotation = ?) ")
         return self.sql(sel + " UNION ALL ".join(parts) + " ORDER BY slot",
                         [instance, hamming, zone, rotation])
+
+    def _cardinality_cartesian(self, instance, hamming, zone, rotation) -> pa.Table:
+        from . import _kernels
+
+        t = self.sql("SELECT * EXCLUDE (instance, hamming, zone, rotation) FROM stems "
+                     "WHERE instance = ? AND hamming = ? AND zone = ? AND rotation = ?",
+                     [instance, hamming, zone, rotation])
+        if hamming == 0:
+            t = t.rename_columns(["corolles", "c0"])
+        rows = CartesianRows.from_table(t, hamming)
+        s_in = rows.stems.shape[1]
+        seen: list[np.ndarray] = [rows.stems[:, i] for i in range(s_in)]
+        if rows.n_rows:
+            m = len(rows.offsets)
+            width = max(len(v) for v in rows.values)
+            vals = np.full((m, max(width, 1)), -1, dtype=np.int16)
+            for k, v in enumerate(rows.values):
+                vals[k, :len(v)] = v
+            n_pieces = self.instance(instance).n_pieces
+            ok = _kernels.feasible_candidates(np.ascontiguousarray(rows.stems),
+                                              np.vstack(rows.offsets), vals, n_pieces)
+            seen += [vals[k, :len(rows.values[k])][ok[k, :len(rows.values[k])]]
+                     for k in range(m)]
+        else:
+            seen += [np.zeros(0, np.int16)] * len(rows.offsets)
+        out = {"slot": [], "pieces": [], "placements": []}
+        for i, col in enumerate(seen):
+            col = col[col >= 0]
+            out["slot"].append(i)
+            out["pieces"].append(len(np.unique(col >> 2)))
+            out["placements"].append(len(np.unique(col)))
+        return pa.table(out)
 
     def frontier_distribution(self, instance: str, hamming: int, zone: int,
                               rotation: int = 0) -> pa.Table:

@@ -82,6 +82,13 @@ def test_expand_kernel_agrees_with_naive_twin():
         want = [r for j in range(n) for r in naive.naive_expand(stems[j].tolist(), lists[j])]
         got = _kernels.expand_cartesian(stems, offsets, values, 12, len(want))
         assert got.tolist() == want
+        ok = _kernels.feasible_candidates(stems, offsets, values, 12)
+        for j in range(n):
+            rows_j = naive.naive_expand(stems[j].tolist(), lists[j])
+            for k in range(m):
+                for q in range(offsets[k, j], offsets[k, j + 1]):
+                    want_ok = any(r[s_in + k] == values[k, q] for r in rows_j)
+                    assert ok[k, q] == want_ok, (j, k, q)
         counts = _kernels.count_cartesian_rows(stems, offsets, values, 12)
         assert counts.tolist() == [len(naive.naive_expand(stems[j].tolist(), lists[j]))
                                    for j in range(n)]

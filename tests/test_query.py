@@ -59,6 +59,11 @@ def test_cardinality_and_frontier_distribution(built):
         zm = zone_map(5, 4, 2)
         turned = next((z.id, r) for z in zm.zones for r in z.rotations if r)
         for zone, rot in [(3, 0), turned]:
+            # the cartesian shortcut and the flat scan agree
+            h1 = st.cardinality(inst.id, 1, zone if zone < 6 else 0, 0).to_pylist()
+            c1, _ = store.read_partition(root, inst.id, 1, zone if zone < 6 else 0, 0)
+            assert [r["pieces"] for r in h1] == [
+                len(np.unique(c1[:, i][c1[:, i] >= 0] >> 2)) for i in range(c1.shape[1])]
             cells, front = store.read_partition(root, inst.id, 2, zone, rot)
             card = st.cardinality(inst.id, 2, zone, rot).to_pylist()
             want = []
