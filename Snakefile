@@ -1,8 +1,12 @@
-"""e2store main job: generate/import instances, validate them, enumerate the flat corolle store
-at every configured hamming, and summarise the store.
+"""e2store main job: generate/import instances, validate them, enumerate the corolle store
+at every configured hamming, summarise it, and write statistics tables, plots, zone maps and
+instance statistics.
 
     snakemake --cores 2                      # the built-in demo instances (config.yaml)
     snakemake --cores 2 --config results=out # another output root
+    snakemake --report report.html           # HTML report (tables and plots) after a run
+    snakemake --cores 2 --configfile config/benchmark.yaml --replace-workflow-config
+    snakemake --profile profiles/slurm       # on a SLURM cluster (edit the profile first)
 
 Rules live in pipeline/rules/; the config schema in schemas/config.schema.yaml.
 """
@@ -18,10 +22,14 @@ configfile: "config.yaml"
 validate(config, "schemas/config.schema.yaml")
 
 
+report: "pipeline/report/workflow.rst"
+
+
 include: "pipeline/rules/common.smk"
 include: "pipeline/rules/instances.smk"
 include: "pipeline/rules/enumerate.smk"
 include: "pipeline/rules/summary.smk"
+include: "pipeline/rules/tables.smk"
 
 
 localrules:
@@ -30,9 +38,17 @@ localrules:
     import_instance,
     validate_instance,
     summary,
+    tables,
+    plots,
+    zone_map,
+    instance_stats,
 
 
 rule all:
     input:
         summary_md=result_path("summary.md"),
         summary_json=result_path("summary.json"),
+        tables=rules.tables.output,
+        plots=rules.plots.output,
+        zones=expand(result_path("zones", "{name}_h{h}.json"), name=NAMES, h=HAMMING),
+        stats=expand(result_path("stats", "{name}.json"), name=NAMES),

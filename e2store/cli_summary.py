@@ -1,4 +1,5 @@
-"""Store summary command: `e2store summary STORE [-o OUT.md] [--json OUT.json]`."""
+"""Store report commands: `e2store summary STORE [-o OUT.md] [--json OUT.json]`,
+`e2store tables STORE -o DIR`, `e2store plot STORE -o DIR`."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from pathlib import Path
 
 import click
 
+from .encode import FORMS
 from .formats import read_instance
 from .store import atomic_write_text
 from .summary import format_markdown, summarize
+from .tables import load_tables, write_tables
 
 
 def _instance_id(value: str) -> str:
@@ -48,4 +51,53 @@ def summary(store: Path, md_out: Path | None, json_out: Path | None,
         click.echo(text, nl=False)
 
 
-COMMANDS = [summary]
+def _selection_options(f):
+    f = click.option("--form", type=click.Choice(FORMS), default="flat", show_default=True,
+                     help="Form whose rotation-0 partitions are read.")(f)
+    f = click.option("--hamming", "hammings", multiple=True, type=click.IntRange(min=0),
+                     help="Only this hamming; repeatable.")(f)
+    f = click.option("--instance", "instances", multiple=True, metavar="ID|FILE",
+                     help="Only this instance (id, or a piece file whose id is used); "
+                     "repeatable.")(f)
+    f = click.option("-o", "--out-dir", "out_dir", required=True,
+                     type=click.Path(file_okay=False, path_type=Path),
+                     help="Output directory (created if missing).")(f)
+    return click.argument("store", type=click.Path(file_okay=False, path_type=Path))(f)
+
+
+def _load(store: Path, instances: tuple[str, ...], hammings: tuple[int, ...], form: str):
+    ids = [_instance_id(v) for v in instances] or None
+    return load_tables(store, ids, list(hammings) or None, form)
+
+
+@click.command("tables")
+@_selection_options
+def tables(store: Path, out_dir: Path, instances: tuple[str, ...], hammings: tuple[int, ...],
+           form: str) -> None:
+    """Write the statistics tables, laid out like the published study (CSV and Markdown).
+
+    Per hamming h: corolles_h<h>, nodes_h<h>, seconds_h<h>, bytes_h<h> (bytes per corolle),
+    each .csv and .md: a row per zone cell `x y` (canonical cell, north-west quadrant), a
+    column per instance (board size).  Read from the manifest's rotation-0 partitions of
+    --form.
+    """
+    written = write_tables(_load(store, instances, hammings, form), out_dir)
+    click.echo(f"wrote {len(written)} files to {out_dir}")
+
+
+@click.command("plot")
+@_selection_options
+def plot(store: Path, out_dir: Path, instances: tuple[str, ...], hammings: tuple[int, ...],
+         form: str) -> None:
+    """Plot how corolles, nodes and bytes per corolle grow with board size and hamming.
+
+    Writes corolles.png, nodes.png and bytes.png (log-scale y) from the same tables as
+    `e2store tables`.
+    """
+    from .plots import write_plots  # matplotlib is imported only here
+
+    written = write_plots(_load(store, instances, hammings, form), out_dir)
+    click.echo(f"wrote {', '.join(p.name for p in written)} to {out_dir}")
+
+
+COMMANDS = [summary, tables, plot]

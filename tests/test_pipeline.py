@@ -1,5 +1,6 @@
-"""The main job: `e2store summary` against an independent recount, the config schema, and an
-end-to-end Snakemake run on a tiny config."""
+"""The main job: `e2store summary` against an independent recount, the config schema,
+end-to-end Snakemake runs on a tiny config (outputs, reproducibility, a killed run, the HTML
+report), dry runs (default config, SLURM profile, benchmark config) and the linter."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import copy
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -24,7 +26,10 @@ from e2store.enumerate import count_corolles
 from e2store.errors import StoreError
 from e2store.formats import read_instance
 from e2store.instance import Instance
+from e2store.plots import PLOT_METRICS
+from e2store.stats import instance_stats, stats_json
 from e2store.summary import format_markdown, summarize
+from e2store.tables import METRICS, load_tables, table_csv, table_markdown
 from e2store.zones import zone_map
 
 REPO = Path(__file__).resolve().parents[1]
@@ -183,6 +188,8 @@ def test_config_schema_rejects_bad_configs(bad):
 
 # --------------------------------------------------------------------------- end to end
 
+METRICS_FILES = [f"{m}_h{h}.{ext}" for h in (1, 2) for m in METRICS for ext in ("csv", "md")]
+
 
 def _benchmark_file(path: Path, inst: Instance) -> None:
     """Write `inst` (square) in the benchmark `pieces_NxN.txt` layout."""
@@ -191,50 +198,249 @@ def _benchmark_file(path: Path, inst: Instance) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def _snakemake(workdir: Path, config: Path, *extra: str) -> subprocess.CompletedProcess:
+def _command(workdir: Path, config: Path | None, *extra: str, cores: int | None = 2) -> list:
+    cmd = [sys.executable, "-m", "snakemake", "--directory", str(workdir),
+           "--snakefile", str(REPO / "Snakefile")]
+    cmd += ["--cores", str(cores)] if cores else []
+    cmd += ["--configfile", str(config)] if config else []
+    return cmd + list(extra)
+
+
+def _env() -> dict:
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    return subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "2", "--directory", str(workdir),
-         "--snakefile", str(REPO / "Snakefile"), "--configfile", str(config), *extra],
-        capture_output=True, text=True, env=env, timeout=300,
-    )
+    return env
 
 
-def test_pipeline_end_to_end(tmp_path):
-    t0 = time.perf_counter()
-    ext = _instance(4, 4, seed=9, n_frame=2, n_inner=3)
-    _benchmark_file(tmp_path / "pieces_4x4.txt", ext)
-    cfg = {
-        "results": "res", "threads": 1, "hamming": [1],
-        "demo_instances": {"tiny": {"size": "4x4", "frame_colours": 2, "inner_colours": 3,
-                                    "seed": 7}},
-        "instances": {"ext": "pieces_4x4.txt"},
-    }
-    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
-    proc = _snakemake(tmp_path, tmp_path / "cfg.yaml")
+def _snakemake(workdir: Path, config: Path | None, *extra: str,
+               cores: int | None = 2) -> subprocess.CompletedProcess:
+    return subprocess.run(_command(workdir, config, *extra, cores=cores), capture_output=True,
+                          text=True, env=_env(), timeout=300)
+
+
+# the tiny config of the end-to-end runs: a generated 5x5 and an imported 4x4, hamming 1 and 2
+TINY_DEMO = {"size": "5x5", "frame_colours": 3, "inner_colours": 4, "seed": 1}
+TINY = {"results": "res", "threads": 2, "hamming": [1, 2], "forms": ["flat", "cartesian"],
+        "demo_instances": {"tiny": TINY_DEMO}, "instances": {"ext": "pieces_4x4.txt"}}
+TINY_EXT = {"w": 4, "h": 4, "seed": 9, "n_frame": 2, "n_inner": 3}
+
+
+def _tiny_workdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    _benchmark_file(path / "pieces_4x4.txt", _instance(**TINY_EXT))
+    (path / "cfg.yaml").write_text(yaml.safe_dump(TINY))
+    return path
+
+
+def _run_tiny(path: Path) -> Path:
+    work = _tiny_workdir(path)
+    proc = _snakemake(work, work / "cfg.yaml")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    res = tmp_path / "res"
+    return work
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """The main job run once on the tiny config, from clean; (workdir, seconds)."""
+    t0 = time.perf_counter()
+    work = _run_tiny(tmp_path_factory.mktemp("run_a"))
+    return work, time.perf_counter() - t0
+
+
+def _store_files(root: Path) -> dict[str, str]:
+    """sha256 of every Parquet file visible in a store (outside .staging), by path."""
+    return {f.relative_to(root).as_posix(): hashlib.sha256(f.read_bytes()).hexdigest()
+            for f in sorted(root.rglob("*.parquet")) if store.STAGING not in f.parts}
+
+
+def test_pipeline_end_to_end(tiny_run):
+    work, seconds = tiny_run
+    assert seconds < 90
+    ext = _instance(**TINY_EXT)
+    res = work / "res"
     for name in ("tiny", "ext"):
         assert (res / "instances" / f"{name}.e2s").exists()
         assert "result:  ok" in (res / "instances" / f"{name}.validate.txt").read_text()
-        assert (res / "logs" / "enumerate" / f"{name}_h1.log").exists()
+        for h in (1, 2):
+            assert (res / "logs" / "enumerate" / f"{name}_h{h}.log").exists()
     imported = read_instance(res / "instances" / "ext.e2s")
     assert imported.name == "ext" and imported.content_hash == ext.content_hash
     summary = json.loads((res / "summary.json").read_text())
     manifest = store.read_manifest(res / "store")
     assert summary["checksum"] == manifest["checksum"]
-    assert {e["name"] for e in summary["entries"]} == {"tiny", "ext"}
+    assert {(e["name"], e["hamming"], e["form"]) for e in summary["entries"]} == {
+        (n, h, f) for n in ("tiny", "ext") for h in (1, 2) for f in ("flat", "cartesian")}
     for e in summary["entries"]:
-        parts = [p for p in manifest["partitions"]
-                 if p["instance"] == e["instance"] and p["hamming"] == 1]
+        parts = [p for p in manifest["partitions"] if p["instance"] == e["instance"]
+                 and p["hamming"] == e["hamming"] and p["form"] == e["form"]]
         assert e["corolles"] == sum(p["corolles"] for p in parts if p["rotation"] == 0)
         assert e["rows"] == sum(p["rows"] for p in parts)
         assert e["bytes"] == sum(f["bytes"] for p in parts for f in p["files"])
-        assert e["partitions"] == len(parts) and e["complete"] and e["size"] == "4x4"
-        receipt = json.loads((res / "receipts" / f"{e['name']}_h1.json").read_text())
-        assert receipt["entries"] == [e]
+        assert e["partitions"] == len(parts) and e["complete"]
+        receipt = json.loads((res / "receipts" / f"{e['name']}_h{e['hamming']}.json")
+                             .read_text())
+        assert e in receipt["entries"]
     assert (res / "summary.md").read_text() == format_markdown(summary)
-    again = _snakemake(tmp_path, tmp_path / "cfg.yaml", "--dry-run")
+    # tables and plots: what `e2store tables` / `plot` give for the configured instances
+    ids = [read_instance(res / "instances" / f"{n}.e2s").id for n in ("tiny", "ext")]
+    assert sorted(p.name for p in (res / "tables").iterdir()) == sorted(METRICS_FILES)
+    for t in load_tables(res / "store", ids, [1, 2]):
+        assert (res / "tables" / f"{t.stem}.csv").read_text() == table_csv(t)
+        assert (res / "tables" / f"{t.stem}.md").read_text() == table_markdown(t)
+        assert t.labels == ("4x4", "5x5")
+    for m in PLOT_METRICS:
+        assert (res / "plots" / f"{m}.png").read_bytes().startswith(b"\x89PNG")
+    # zone maps and instance statistics
+    for n in ("tiny", "ext"):
+        inst = read_instance(res / "instances" / f"{n}.e2s")
+        for h in (1, 2):
+            got = json.loads((res / "zones" / f"{n}_h{h}.json").read_text())
+            assert got == zone_map(inst.width, inst.height, h).to_dict()
+        got = json.loads((res / "stats" / f"{n}.json").read_text())
+        assert got == json.loads(stats_json(instance_stats(inst)))
+    again = _snakemake(work, work / "cfg.yaml", "--dry-run")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
-    assert time.perf_counter() - t0 < 60
+
+
+def test_two_clean_runs_give_identical_stores(tiny_run, tmp_path):
+    a = tiny_run[0] / "res"
+    b = _run_tiny(tmp_path / "run_b") / "res"
+    files = _store_files(a / "store")
+    assert files and files == _store_files(b / "store")
+    assert store.read_manifest(a / "store")["checksum"] == store.read_manifest(
+        b / "store")["checksum"]
+    same = [f"tables/{f}" for f in METRICS_FILES if not f.startswith("seconds")]
+    same += [f"plots/{m}.png" for m in PLOT_METRICS]
+    same += [p.relative_to(a).as_posix() for d in ("zones", "stats", "instances")
+             for p in sorted((a / d).iterdir())]
+    for rel in same:
+        assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
+
+
+def test_killed_run_resumes_to_the_same_store(tiny_run, tmp_path):
+    """SIGKILL of the whole Snakemake process group while an enumerate job writes, then
+    `--rerun-incomplete`: the same store, and never a partial Parquet file in view."""
+    want = store.read_manifest(tiny_run[0] / "res" / "store")
+    work = _tiny_workdir(tmp_path / "run_c")
+    root = work / "res" / "store"
+    proc = subprocess.Popen(_command(work, work / "cfg.yaml"), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=_env(), start_new_session=True)
+    deadline = time.time() + 60
+    try:
+        while time.time() < deadline and proc.poll() is None:
+            if (root / store.STAGING).is_dir() and any(
+                    (root / store.STAGING).rglob("*.parquet")):
+                break  # an enumerate job is writing a partition
+            time.sleep(0.01)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    if proc.returncode == 0:
+        pytest.skip("the run finished before it could be killed")
+    complete = {(p.parent, p.name) for p in root.rglob(store.PARTITION_META.split(".")[0] + "*")
+                if store.STAGING not in p.parts}
+    for rel in _store_files(root):
+        f = root / rel
+        form = next(k for k, v in store.FORM_FILE.items() if f.name.startswith(f"{v}-"))
+        assert (f.parent, store.meta_name(form)) in complete, f"partial file visible: {rel}"
+    assert not (work / "res" / "summary.json").exists()
+    unlock = _snakemake(work, work / "cfg.yaml", "--unlock")
+    assert unlock.returncode == 0, unlock.stderr[-2000:]
+    rerun = _snakemake(work, work / "cfg.yaml", "--rerun-incomplete")
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    got = store.read_manifest(root)
+    assert got["checksum"] == want["checksum"]
+    listed = {f"{p['path']}/{f['file']}": f["sha256"] for p in got["partitions"]
+              for f in p["files"]}
+    assert _store_files(root) == listed == _store_files(tiny_run[0] / "res" / "store")
+
+
+def test_html_report(tiny_run):
+    work = tiny_run[0]
+    out = work / "res" / "report.html"
+    proc = _snakemake(work, work / "cfg.yaml", "--report", str(out))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    html = out.read_text()
+    for name in ["corolles_h1.csv", "bytes_h2.md", *(f"{m}.png" for m in PLOT_METRICS)]:
+        assert name in html
+    assert "Tables" in html and "Plots" in html
+    assert "e2store main job: the corolle store of 1 demo" in html
+
+
+# --------------------------------------------------------------------------- dry runs, lint
+
+
+def _job_counts(text: str) -> dict[str, int]:
+    """The `Job stats` table of a dry run: rule -> count."""
+    lines = text[text.index("Job stats:"):].splitlines()[3:]
+    counts = {}
+    for ln in lines:
+        parts = ln.split()
+        if len(parts) != 2 or not parts[1].isdigit():
+            break
+        counts[parts[0]] = int(parts[1])
+    return counts
+
+
+MAIN_JOBS = {"generate_instance": 3, "validate_instance": 3, "enumerate": 6, "summary": 1,
+             "tables": 1, "plots": 1, "zone_map": 6, "instance_stats": 3, "all": 1}
+
+
+def test_dry_run_of_the_default_config(tmp_path):
+    proc = _snakemake(tmp_path, REPO / "config.yaml", "-n", "-p")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    assert _job_counts(out) == {**MAIN_JOBS, "total": sum(MAIN_JOBS.values())}
+    assert "--form flat --form prefix --form cartesian --threads 2" in out
+    assert "e2store zones --size <TBD> --hamming 2 --json" in out  # size read once it exists
+
+
+def test_dry_run_with_the_slurm_profile(tmp_path):
+    pytest.importorskip("snakemake_executor_plugin_slurm",
+                        reason="snakemake-executor-plugin-slurm is not installed")
+    profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
+    assert profile["executor"] == "slurm"
+    proc = _snakemake(tmp_path, REPO / "config.yaml", "-n", "--profile",
+                      str(REPO / "profiles" / "slurm"), cores=8)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    assert "Using profile" in out
+    assert _job_counts(out) == {**MAIN_JOBS, "total": sum(MAIN_JOBS.values())}
+    blocks = out.split("rule ")
+    enum = next(b for b in blocks if b.startswith("enumerate:"))
+    assert "--threads 8" in enum  # set-threads (capped by --cores; uncapped on SLURM)
+    assert "slurm_account=<account>" in enum and "slurm_partition=<partition>" in enum
+    assert "mem_mb=8000" in enum and "runtime=240" in enum
+    gen = next(b for b in blocks if b.startswith("generate_instance:"))
+    assert "mem_mb=2000" in gen and "runtime=30" in gen
+
+
+def test_benchmark_config(tmp_path, shared_instances):
+    cfg = _validate(yaml.safe_load((REPO / "config" / "benchmark.yaml").read_text()))
+    assert cfg["hamming"] == [1, 2] and cfg["forms"] == ["flat", "cartesian"]
+    assert cfg["demo_instances"] == {}
+    assert sorted(cfg["instances"]) == ["pieces_4x4", "pieces_5x5", "pieces_6x6"]
+    work = tmp_path / "main"
+    work.mkdir()
+    (tmp_path / "shared").symlink_to(shared_instances.parent)  # ../shared as from the repo
+    for name, path in cfg["instances"].items():
+        assert (work / path).is_file() and name in path
+    proc = _snakemake(work, REPO / "config" / "benchmark.yaml", "-n", "-p",
+                      "--replace-workflow-config")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    counts = _job_counts(out)
+    assert counts["import_instance"] == 3 and counts["enumerate"] == 6
+    assert "generate_instance" not in counts
+    assert "--form flat --form cartesian --threads 2" in out
+    assert "results/benchmark/tables/corolles_h2.csv" in out
+
+
+def test_lint_asks_only_for_software_environments():
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "--lint", "--snakefile",
+                           str(REPO / "Snakefile"), "--directory", str(REPO)],
+                          capture_output=True, text=True, env=_env(), timeout=120)
+    out = proc.stdout + proc.stderr
+    findings = {ln.strip() for ln in out.splitlines() if ln.startswith("    * ")}
+    assert findings <= {"* Specify a conda environment or container for each rule.:"}, out

@@ -7,6 +7,10 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
+from e2store.formats import read_instance
+from e2store.plots import PLOT_METRICS
+from e2store.tables import METRICS as TABLE_METRICS
+
 RESULTS = config["results"]
 HAMMING = sorted(config["hamming"])
 DEMO = config["demo_instances"]
@@ -41,6 +45,17 @@ def demo_size(name):
 
 def receipt_files():
     return expand(result_path("receipts", "{name}_h{h}.json"), name=NAMES, h=HAMMING)
+
+
+def board_size(path):
+    """`--size` of an instance file ("7x5"); params call it once the file exists."""
+    inst = read_instance(path)
+    return f"{inst.width}x{inst.height}"
+
+
+def table_form():
+    """Form read by `e2store tables` and `e2store plot`: flat when written, else the first."""
+    return "flat" if "flat" in config["forms"] else config["forms"][0]
 
 
 def summary_selection(instance_files):

@@ -42,3 +42,31 @@ rule validate_instance:
     shell:
         # exit 1 (warnings: unsolvable, still enumerable) is accepted; 2 (error) fails the job
         "e2store validate {input.instance:q} > {output.report:q} 2> {log:q} || [ $? -eq 1 ]"
+
+
+rule zone_map:
+    input:
+        instance=instance_file("{name}"),
+    output:
+        zones=result_path("zones", "{name}_h{h}.json"),
+    log:
+        result_path("logs", "zone_map", "{name}_h{h}.log"),
+    params:
+        # read from the instance file once it exists (imported instances have no size in
+        # the config); a dry run shows <TBD> until then
+        size=lambda wc, input: board_size(input.instance),
+    shell:
+        "e2store zones --size {params.size} --hamming {wildcards.h} --json"
+        " > {output.zones:q} 2> {log:q}"
+
+
+rule instance_stats:
+    input:
+        instance=instance_file("{name}"),
+        report=result_path("instances", "{name}.validate.txt"),
+    output:
+        stats=result_path("stats", "{name}.json"),
+    log:
+        result_path("logs", "instance_stats", "{name}.log"),
+    shell:
+        "e2store stats {input.instance:q} --json > {output.stats:q} 2> {log:q}"
