@@ -415,17 +415,13 @@ def cartesian_stems(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colo
 
 
 @njit(cache=True, nogil=True)
-def expand_cartesian(stems, offsets, values, n_pieces, total):
-    """Expand cartesian rows into flat cell rows (slot order: stem slots, then ring h).
-
-    `stems` (n, s_in) packed placements (-1 off board); for ring-h slot i and row j the
-    candidates are `values[i, offsets[i, j]:offsets[i, j + 1]]` (a single -1 for an
-    off-board slot).  Emits, row after row, every choice with all pieces distinct, in
-    lexicographic order of the candidate positions; `total` is the number of such rows.
-    """
+def _walk_cartesian(stems, offsets, values, n_pieces, out, write):
+    """Walk every choice of each cartesian row with all pieces distinct (lexicographic in
+    the candidate positions); returns the count per row, and with `write` also fills `out`
+    (stem slots, then ring h) row after row."""
     n, s_in = stems.shape
     m = offsets.shape[0]
-    out = np.empty((total, s_in + m), dtype=np.int16)
+    counts = np.zeros(n, dtype=np.int64)
     used = np.zeros(n_pieces, dtype=np.bool_)
     pick = np.zeros(max(m, 1), dtype=np.int64)
     r = 0
@@ -434,9 +430,12 @@ def expand_cartesian(stems, offsets, values, n_pieces, total):
             v = stems[j, s]
             if v >= 0:
                 used[v >> 2] = True
+        cnt = 0
         if m == 0:
-            for s in range(s_in):
-                out[r, s] = stems[j, s]
+            cnt = 1
+            if write:
+                for s in range(s_in):
+                    out[r, s] = stems[j, s]
             r += 1
         else:
             i = 0
@@ -464,69 +463,41 @@ def expand_cartesian(stems, offsets, values, n_pieces, total):
                     i += 1
                     pick[i] = offsets[i, j] - 1
                     continue
-                for s in range(s_in):
-                    out[r, s] = stems[j, s]
-                for q in range(m):
-                    out[r, s_in + q] = values[q, pick[q]]
+                if write:
+                    for s in range(s_in):
+                        out[r, s] = stems[j, s]
+                    for q in range(m):
+                        out[r, s_in + q] = values[q, pick[q]]
                 r += 1
-                # leave slot i's choice marked; the next loop turn unmarks it
-        for s in range(s_in):
-            v = stems[j, s]
-            if v >= 0:
-                used[v >> 2] = False
-    return out[:r]
-
-
-@njit(cache=True, nogil=True)
-def count_cartesian_rows(stems, offsets, values, n_pieces):
-    """Per cartesian row, the number of choices `expand_cartesian` would emit (same walk,
-    counting instead of writing; used after the candidate lists have been filtered)."""
-    n, s_in = stems.shape
-    m = offsets.shape[0]
-    counts = np.zeros(n, dtype=np.int64)
-    used = np.zeros(n_pieces, dtype=np.bool_)
-    pick = np.zeros(max(m, 1), dtype=np.int64)
-    for j in range(n):
-        for s in range(s_in):
-            v = stems[j, s]
-            if v >= 0:
-                used[v >> 2] = True
-        if m == 0:
-            counts[j] = 1
-        else:
-            cnt = 0
-            i = 0
-            pick[0] = offsets[0, j] - 1
-            while i >= 0:
-                p = pick[i]
-                if p >= offsets[i, j]:
-                    v = values[i, p]
-                    if v >= 0:
-                        used[v >> 2] = False
-                p += 1
-                while p < offsets[i, j + 1]:
-                    v = values[i, p]
-                    if v < 0 or not used[v >> 2]:
-                        break
-                    p += 1
-                pick[i] = p
-                if p >= offsets[i, j + 1]:
-                    i -= 1
-                    continue
-                v = values[i, p]
-                if v >= 0:
-                    used[v >> 2] = True
-                if i + 1 < m:
-                    i += 1
-                    pick[i] = offsets[i, j] - 1
-                    continue
-                cnt += 1
-            counts[j] = cnt
+                cnt += 1  # slot i's choice stays marked; the next turn unmarks it
+        counts[j] = cnt
         for s in range(s_in):
             v = stems[j, s]
             if v >= 0:
                 used[v >> 2] = False
     return counts
+
+
+@njit(cache=True, nogil=True)
+def expand_cartesian(stems, offsets, values, n_pieces, total):
+    """Expand cartesian rows into flat cell rows (slot order: stem slots, then ring h).
+
+    `stems` (n, s_in) packed placements (-1 off board); for ring-h slot i and row j the
+    candidates are `values[i, offsets[i, j]:offsets[i, j + 1]]` (a single -1 for an
+    off-board slot).  Emits, row after row, every choice with all pieces distinct, in
+    lexicographic order of the candidate positions; `total` is the number of such rows.
+    """
+    out = np.empty((total, stems.shape[1] + offsets.shape[0]), dtype=np.int16)
+    _walk_cartesian(stems, offsets, values, n_pieces, out, True)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def count_cartesian_rows(stems, offsets, values, n_pieces):
+    """Per cartesian row, the number of rows `expand_cartesian` would emit (used after the
+    candidate lists have been filtered)."""
+    out = np.empty((0, stems.shape[1] + offsets.shape[0]), dtype=np.int16)
+    return _walk_cartesian(stems, offsets, values, n_pieces, out, False)
 
 
 @njit(cache=True, nogil=True)

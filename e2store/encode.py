@@ -164,18 +164,22 @@ class CartesianRows:
             values.append(val[off[0]:off[-1]])
         return cls(hamming, stems.astype(np.int16), counts, offsets, values)
 
-    def expand(self) -> np.ndarray:
-        """Flat cell rows (n_corolles, S), stems in order, lists in lexicographic order."""
+    def padded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """The kernels' layout: (stems, offsets (m, n+1), values (m, V) padded with -1,
+        a piece count covering every value)."""
         m = len(self.offsets)
         width = max((len(v) for v in self.values), default=0)
         vals = np.full((m, max(width, 1)), -1, dtype=np.int16)
         for k, v in enumerate(self.values):
             vals[k, :len(v)] = v
         offs = np.vstack(self.offsets) if m else np.zeros((0, self.n_rows + 1), np.int64)
-        n_pieces = int(max((v.max() for v in [self.stems.ravel(), *self.values] if v.size),
-                           default=-1)) // 4 + 1
-        return _kernels.expand_cartesian(np.ascontiguousarray(self.stems), offs, vals,
-                                         max(n_pieces, 1), int(self.counts.sum()))
+        top = max((int(v.max()) for v in [self.stems.ravel(), *self.values] if v.size),
+                  default=-1)
+        return np.ascontiguousarray(self.stems), offs, vals, max(top // 4 + 1, 1)
+
+    def expand(self) -> np.ndarray:
+        """Flat cell rows (n_corolles, S), stems in order, lists in lexicographic order."""
+        return _kernels.expand_cartesian(*self.padded(), int(self.counts.sum()))
 
 
 def _rotate_values(v: np.ndarray, q: int) -> np.ndarray:

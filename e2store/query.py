@@ -202,16 +202,9 @@ class CorolleStore:
         s_in = rows.stems.shape[1]
         seen: list[np.ndarray] = [rows.stems[:, i] for i in range(s_in)]
         if rows.n_rows:
-            m = len(rows.offsets)
-            width = max(len(v) for v in rows.values)
-            vals = np.full((m, max(width, 1)), -1, dtype=np.int16)
-            for k, v in enumerate(rows.values):
-                vals[k, :len(v)] = v
-            n_pieces = self.instance(instance).n_pieces
-            ok = _kernels.feasible_candidates(np.ascontiguousarray(rows.stems),
-                                              np.vstack(rows.offsets), vals, n_pieces)
-            seen += [vals[k, :len(rows.values[k])][ok[k, :len(rows.values[k])]]
-                     for k in range(m)]
+            stems_, offs, vals, n_pieces = rows.padded()
+            ok = _kernels.feasible_candidates(stems_, offs, vals, n_pieces)
+            seen += [vals[k, :len(v)][ok[k, :len(v)]] for k, v in enumerate(rows.values)]
         else:
             seen += [np.zeros(0, np.int16)] * len(rows.offsets)
         out = {"slot": [], "pieces": [], "placements": []}
@@ -333,19 +326,10 @@ class CorolleStore:
 
 
 def _injective_counts(rows: CartesianRows) -> np.ndarray:
-    """Exact completions per row after filtering its lists (expansion row by row)."""
+    """Exact completions per row after filtering its lists."""
     from . import _kernels
 
-    m = len(rows.offsets)
-    width = max((len(v) for v in rows.values), default=0)
-    vals = np.full((m, max(width, 1)), -1, dtype=np.int16)
-    for k, v in enumerate(rows.values):
-        vals[k, :len(v)] = v
-    offs = np.vstack(rows.offsets) if m else np.zeros((0, rows.n_rows + 1), np.int64)
-    n_pieces = 1 + max([int(v.max()) // 4 for v in [rows.stems.ravel(), *rows.values]
-                        if v.size] + [0])
-    return _kernels.count_cartesian_rows(np.ascontiguousarray(rows.stems), offs, vals,
-                                         n_pieces)
+    return _kernels.count_cartesian_rows(*rows.padded())
 
 
 def _sql_list(items: list[str]) -> str:
