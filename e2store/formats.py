@@ -71,15 +71,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import re
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ._io import atomic_write_text
 from .errors import InstanceFormatError
 from .instance import GREY, SIDES, Instance
 
@@ -626,24 +625,7 @@ def write_e2store(inst: Instance, path: str | Path) -> None:
     """Write `inst` in the canonical format atomically (temp file in the same dir, replace)."""
     target = Path(path)
     text = format_e2store(inst)
-    parent = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
+    atomic_write_text(target, text)
 
 def convert_instance(src: str | Path, dst: str | Path, *, format: str = "auto",
                      name: str | None = None) -> Instance:

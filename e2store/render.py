@@ -15,9 +15,7 @@ Every drawn piece is an SVG group `<g class="piece">` carrying `data-piece`,
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +24,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
+from ._io import atomic_write
 from .errors import RenderError
 from .geometry import n_slots, ring_offsets
 from .instance import SIDES, Instance
@@ -477,26 +476,6 @@ def picture_format(path: str | Path) -> str:
     return suffix[1:]
 
 
-def _atomic_write(path: Path, write) -> None:
-    parent = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
 def write_picture(picture, path: str | Path, *, scale: float = 1.0) -> Path:
     """Write `picture` (SVG text from this module, or a matplotlib Figure) to `path`, as SVG
     or PNG by its suffix, atomically (temp file in the same directory, then rename).
@@ -508,16 +487,16 @@ def write_picture(picture, path: str | Path, *, scale: float = 1.0) -> Path:
     if isinstance(picture, str):
         if fmt == "svg":
             data = picture.encode("utf-8")
-            _atomic_write(path, lambda fh: fh.write(data))
+            atomic_write(path, lambda fh: fh.write(data))
             return path
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
         canvas = FigureCanvasAgg(svg_to_figure(picture, scale))
-        _atomic_write(path, lambda fh: canvas.print_png(fh))
+        atomic_write(path, lambda fh: canvas.print_png(fh))
         return path
     if not hasattr(picture, "savefig"):
         raise RenderError(f"cannot write a {type(picture).__name__} as a picture "
                           "(expected SVG text or a matplotlib Figure)")
     dpi = picture.dpi * scale
-    _atomic_write(path, lambda fh: picture.savefig(fh, format=fmt, dpi=dpi))
+    atomic_write(path, lambda fh: picture.savefig(fh, format=fmt, dpi=dpi))
     return path

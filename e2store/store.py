@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import _kernels
+from ._io import atomic_write_text
 from .encode import (
     FORMS,
     CartesianRows,
@@ -107,18 +108,6 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 22), b""):
             h.update(block)
     return h.hexdigest()
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write a text file atomically (temp file in the same directory, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
