@@ -7,6 +7,7 @@ import itertools
 import naive
 import numpy as np
 import pytest
+from helpers import random_instance
 
 from e2store import _kernels
 from e2store.enumerate import (
@@ -25,12 +26,9 @@ from e2store.geometry import (
     ring_offsets,
     rotation_permutation,
 )
-from e2store.instance import Instance
 from e2store.zones import zone_map
 
-
-def _instance(w, h, seed, n_frame=3, n_inner=5):
-    return Instance(f"rnd{seed}", w, h, naive.random_board_pieces(w, h, n_frame, n_inner, seed))
+_instance = random_instance
 
 
 def _as_sets(inst, x, y, h, cells):

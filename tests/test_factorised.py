@@ -9,17 +9,15 @@ import naive
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from helpers import random_instance
 
 from e2store.cli import main
 from e2store.enumerate import count_corolles
 from e2store.errors import ZoneError
 from e2store.factorised import count_factorised
 from e2store.formats import read_instance, write_e2store
-from e2store.instance import Instance
 
-
-def _instance(w, h, seed, n_frame=3, n_inner=5):
-    return Instance(f"rnd{seed}", w, h, naive.random_board_pieces(w, h, n_frame, n_inner, seed))
+_instance = random_instance
 
 
 @pytest.mark.parametrize("w,h_board,seed", [(3, 3, 1), (4, 3, 2), (3, 5, 3), (4, 4, 4)])

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from helpers import random_instance
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,12 +27,9 @@ from e2store.enumerate import enumerate_corolles
 from e2store.errors import StoreError
 from e2store.formats import read_instance, write_e2store
 from e2store.geometry import n_slots, ring_offsets
-from e2store.instance import Instance
 from e2store.zones import zone_map
 
-
-def _instance(w, h, seed, n_frame=3, n_inner=5):
-    return Instance(f"rnd{seed}", w, h, naive.random_board_pieces(w, h, n_frame, n_inner, seed))
+_instance = random_instance
 
 
 def _rowset(cells, front):
