@@ -37,6 +37,7 @@ localrules:
     generate_instance,
     import_instance,
     validate_instance,
+    receipt,
     summary,
     tables,
     plots,

@@ -30,10 +30,17 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import cli_corolles, cli_instance, cli_query, cli_render, cli_summary
+    from . import (
+        cli_corolles,
+        cli_instance,
+        cli_query,
+        cli_render,
+        cli_stages,
+        cli_summary,
+    )
 
     for cmd in (cli_instance.COMMANDS + cli_corolles.COMMANDS + cli_summary.COMMANDS
-                + cli_query.COMMANDS + cli_render.COMMANDS):
+                + cli_stages.COMMANDS + cli_query.COMMANDS + cli_render.COMMANDS):
         main.add_command(cmd)
 
 

@@ -164,6 +164,22 @@ def clean_staging(root: Path) -> int:
     return removed
 
 
+@contextlib.contextmanager
+def staging_run(root: Path) -> Iterator[Path]:
+    """A fresh staging directory under STORE/.staging, held by a run lock (so a concurrent
+    `clean_staging` leaves it alone) and removed afterwards, published or not."""
+    run = uuid.uuid4().hex[:12]
+    staging_root = Path(root) / STAGING / run
+    (Path(root) / STAGING).mkdir(parents=True, exist_ok=True)
+    with _flock(Path(root) / STAGING / f"{run}.lock"):
+        try:
+            staging_root.mkdir()
+            yield staging_root
+        finally:
+            shutil.rmtree(staging_root, ignore_errors=True)
+            (Path(root) / STAGING / f"{run}.lock").unlink(missing_ok=True)
+
+
 class _FileSeq:
     """One partition's Parquet files written in order, each of at most `rows_per_file` rows.
 
@@ -301,6 +317,28 @@ class PartitionResult:
     form: str = "flat"
 
 
+def partition_record(instance: Instance, zone: Zone, hamming: int, rotation: int, form: str,
+                     *, rows: int, corolles: int, nodes: int, seconds: float,
+                     files: list[dict], **extra) -> dict:
+    """The completion record (`_partition[.form].json`) of one partition."""
+    members = [[m.x, m.y] for m in zone.members if m.rotation == rotation]
+    return {
+        "format_version": FORMAT_VERSION, "form": form, "instance": instance.id,
+        "hamming": hamming, "zone": zone.id, "rotation": rotation,
+        "x": members[0][0], "y": members[0][1], "cells": members,
+        "canonical": [zone.x, zone.y], "derived": rotation != 0,
+        "rows": rows, "corolles": corolles, "nodes": nodes,
+        "seconds": round(seconds, 6), "files": files, **extra,
+    }
+
+
+def result_of(meta: dict, *, skipped: bool) -> PartitionResult:
+    """The PartitionResult a completion record describes."""
+    return PartitionResult(meta["zone"], meta["rotation"], meta["x"], meta["y"], meta["rows"],
+                           meta["corolles"], meta["nodes"], meta["seconds"],
+                           sum(f["bytes"] for f in meta["files"]), skipped, meta["form"])
+
+
 def write_instance_file(root: Path, instance: Instance) -> Path:
     """Keep the instance inside the store, so the store is self-describing."""
     from .formats import write_e2store
@@ -315,21 +353,23 @@ def write_instance_file(root: Path, instance: Instance) -> Path:
 def enumerate_zone(root: Path, instance: Instance, zone: Zone, hamming: int, *,
                    forms: Iterable[str] = ("flat",), force: bool = False, threads: int = 1,
                    chunk_rows: int = STORE_CHUNK_ROWS, rows_per_file: int = ROWS_PER_FILE,
-                   progress=None) -> list[PartitionResult]:
+                   progress=None, rotations: Iterable[int] | None = None,
+                   ) -> list[PartitionResult]:
     """Enumerate a zone at its canonical cell and write the partitions of its rotations.
 
     Rotation 0 is enumerated; the other rotations its members need are derived with the
     ring-shift rule.  flat and prefix come from one walk of every corolle, split into
     TASKS_PER_ZONE prefix tasks run by `threads` workers (small tasks are buffered and
     merged serially, big ones write their own files; depth-first order is kept and files
-    do not depend on `threads`).  cartesian comes from the stems alone.
+    do not depend on `threads`).  cartesian comes from the stems alone.  `rotations`
+    restricts the partitions written (default: every rotation the zone's members need).
     """
     root = Path(root)
     forms = tuple(dict.fromkeys(forms))
     for form in forms:
         if form not in FORMS:
             raise StoreError(f"unknown form {form!r} (expected one of {', '.join(FORMS)})")
-    rotations = zone.rotations
+    rotations = zone.rotations if rotations is None else check_rotations(zone, rotations)
     finals = {r: partition_dir(root, instance.id, hamming, zone.id, r) for r in rotations}
     todo = [(r, f) for r in rotations for f in forms
             if force or not (finals[r] / meta_name(f)).exists()]
@@ -337,56 +377,46 @@ def enumerate_zone(root: Path, instance: Instance, zone: Zone, hamming: int, *,
     for r in rotations:
         for f in forms:
             if (r, f) not in todo:
-                meta = json.loads((finals[r] / meta_name(f)).read_text())
-                results.append(PartitionResult(zone.id, r, meta["x"], meta["y"], meta["rows"],
-                                               meta["corolles"], meta["nodes"],
-                                               meta["seconds"],
-                                               sum(x["bytes"] for x in meta["files"]), True,
-                                               f))
+                results.append(result_of(json.loads((finals[r] / meta_name(f)).read_text()),
+                                         skipped=True))
     if not todo:
         return results
     layout = corolle_layout(instance.width, instance.height, zone.x, zone.y, hamming)
-    run = uuid.uuid4().hex[:12]
-    staging_root = root / STAGING / run
-    (root / STAGING).mkdir(parents=True, exist_ok=True)
-    dirs = {r: staging_root / f"zone={zone.id}-rotation={r}" for r in rotations}
-    members = {r: [(m.x, m.y) for m in zone.members if m.rotation == r] for r in rotations}
-    with _flock(root / STAGING / f"{run}.lock"):
-        try:
+    with staging_run(root) as staging_root:
+        dirs = {r: staging_root / f"zone={zone.id}-rotation={r}" for r in rotations}
+        for r in {r for r, _ in todo}:
+            dirs[r].mkdir(parents=True)
+        walked = [(r, f) for r, f in todo if f != "cartesian"]
+        written: dict[tuple[int, str], tuple[list[dict], int, int, float]] = {}
+        nodes = 0  # search nodes of the full walk; 0 when only stems were walked
+        if walked:
+            done, nodes = _write_walked(instance, zone, hamming, layout, walked, dirs,
+                                        threads, chunk_rows, rows_per_file, progress)
+            written.update(done)
+        if any(f == "cartesian" for _, f in todo):
+            written.update(_write_cartesian(instance, zone, hamming, layout, todo, dirs,
+                                            threads, rows_per_file))
+        for (r, f), (files, rows, corolles, seconds) in written.items():
+            meta = partition_record(instance, zone, hamming, r, f, rows=rows,
+                                    corolles=corolles, nodes=nodes, seconds=seconds,
+                                    files=files)
+            (dirs[r] / meta_name(f)).write_text(json.dumps(meta, indent=1))
+            results.append(result_of(meta, skipped=False))
+        with _store_lock(root):
             for r in {r for r, _ in todo}:
-                dirs[r].mkdir(parents=True)
-            walked = [(r, f) for r, f in todo if f != "cartesian"]
-            written: dict[tuple[int, str], tuple[list[dict], int, int, float]] = {}
-            nodes = 0  # search nodes of the full walk; 0 when only stems were walked
-            if walked:
-                done, nodes = _write_walked(instance, zone, hamming, layout, walked, dirs,
-                                            threads, chunk_rows, rows_per_file, progress)
-                written.update(done)
-            if any(f == "cartesian" for _, f in todo):
-                written.update(_write_cartesian(instance, zone, hamming, layout, todo, dirs,
-                                                threads, rows_per_file))
-            for (r, f), (files, rows, corolles, seconds) in written.items():
-                x, y = members[r][0]
-                meta = {
-                    "format_version": FORMAT_VERSION, "form": f, "instance": instance.id,
-                    "hamming": hamming, "zone": zone.id, "rotation": r, "x": x, "y": y,
-                    "cells": [list(c) for c in members[r]],
-                    "canonical": [zone.x, zone.y], "derived": r != 0,
-                    "rows": rows, "corolles": corolles, "nodes": nodes,
-                    "seconds": round(seconds, 6), "files": files,
-                }
-                (dirs[r] / meta_name(f)).write_text(json.dumps(meta, indent=1))
-                results.append(PartitionResult(zone.id, r, x, y, rows, corolles, nodes,
-                                               seconds, sum(x["bytes"] for x in files), False,
-                                               f))
-            with _store_lock(root):
-                for r in {r for r, _ in todo}:
-                    _publish(dirs[r], finals[r], staging_root / f"old-{r}",
-                             [f for rr, f in todo if rr == r])
-        finally:
-            shutil.rmtree(staging_root, ignore_errors=True)
-            (root / STAGING / f"{run}.lock").unlink(missing_ok=True)
+                _publish(dirs[r], finals[r], staging_root / f"old-{r}",
+                         [f for rr, f in todo if rr == r])
     return sorted(results, key=lambda p: (p.rotation, FORMS.index(p.form)))
+
+
+def check_rotations(zone: Zone, rotations: Iterable[int]) -> list[int]:
+    """The requested rotations, refusing one no member of the zone needs."""
+    out = sorted(set(rotations))
+    for r in out:
+        if r not in zone.rotations:
+            raise StoreError(f"zone {zone.id} has no rotation-{r} partition (its members need "
+                             f"rotations {', '.join(map(str, zone.rotations))})")
+    return out
 
 
 def _publish(staged: Path, final: Path, trash: Path, forms: list[str]) -> None:
@@ -408,10 +438,12 @@ def _publish(staged: Path, final: Path, trash: Path, forms: list[str]) -> None:
         os.replace(staged / meta_name(f), final / meta_name(f))
 
 
-def _write_cartesian(instance, zone, hamming, layout, todo, dirs, threads, rows_per_file):
-    """The cartesian partitions of the zone: stems of rotation 0, rotated for the others."""
+def _write_cartesian(instance, zone, hamming, layout, todo, dirs, threads, rows_per_file,
+                     rows=None):
+    """The cartesian partitions of the zone: stems of rotation 0 (built unless given as
+    `rows`), rotated for the others."""
     t0 = time.perf_counter()
-    rows = _cartesian_rows(instance, layout, threads)
+    rows = _cartesian_rows(instance, layout, threads) if rows is None else rows
     corolles = int(rows.counts.sum())
     out = {}
     for r, f in todo:
@@ -429,11 +461,15 @@ def _write_cartesian(instance, zone, hamming, layout, todo, dirs, threads, rows_
 
 
 def _write_walked(instance, zone, hamming, layout, todo, dirs, threads, chunk_rows,
-                  rows_per_file, progress):
-    """flat and prefix partitions from one walk of every corolle (see enumerate_zone)."""
+                  rows_per_file, progress, prefixes=None, nodes=0):
+    """flat and prefix partitions from one walk of every corolle (see enumerate_zone).
+
+    `prefixes` (with the `nodes` spent building them) restricts the walk to those prefix
+    subtrees, in order: a shard of the zone (stages.py); default every corolle."""
     t0 = time.perf_counter()
     table = candidate_table(instance, layout)
-    prefixes, nodes = _choose_prefix_depth(layout, table, TASKS_PER_ZONE)
+    if prefixes is None:
+        prefixes, nodes = _choose_prefix_depth(layout, table, TASKS_PER_ZONE)
     batches = np.array_split(prefixes, min(len(prefixes), TASKS_PER_ZONE)) if len(
         prefixes) else []
     rots = sorted({r for r, _ in todo})

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from e2store import store
+from e2store import stages, store
 from e2store.cli import main
 from e2store.enumerate import count_corolles
 from e2store.errors import StoreError
@@ -156,7 +156,8 @@ def test_default_config_is_valid_and_defaults_are_filled():
     assert any(w == h for w, h in sizes) and any(w != h for w, h in sizes)
     assert cfg["forms"] == ["flat", "prefix", "cartesian"]
     assert _validate({}) == {"results": "results", "threads": 1, "hamming": [1, 2],
-                             "forms": ["flat"], "demo_instances": {}, "instances": {}}
+                             "forms": ["flat"], "shard_corolles": 50_000_000,
+                             "max_shards": 64, "demo_instances": {}, "instances": {}}
 
 
 GOOD_DEMO = {"size": "5x5", "frame_colours": 3, "inner_colours": 4, "seed": 1}
@@ -220,7 +221,8 @@ def _snakemake(workdir: Path, config: Path | None, *extra: str,
 
 # the tiny config of the end-to-end runs: a generated 5x5 and an imported 4x4, hamming 1 and 2
 TINY_DEMO = {"size": "5x5", "frame_colours": 3, "inner_colours": 4, "seed": 1}
-TINY = {"results": "res", "threads": 2, "hamming": [1, 2], "forms": ["flat", "cartesian"],
+TINY = {"results": "res", "threads": 1, "hamming": [1, 2], "forms": ["flat", "cartesian"],
+        "shard_corolles": 100_000,
         "demo_instances": {"tiny": TINY_DEMO}, "instances": {"ext": "pieces_4x4.txt"}}
 TINY_EXT = {"w": 4, "h": 4, "seed": 9, "n_frame": 2, "n_inner": 3}
 
@@ -250,7 +252,8 @@ def tiny_run(tmp_path_factory):
 def _store_files(root: Path) -> dict[str, str]:
     """sha256 of every Parquet file visible in a store (outside .staging), by path."""
     return {f.relative_to(root).as_posix(): hashlib.sha256(f.read_bytes()).hexdigest()
-            for f in sorted(root.rglob("*.parquet")) if store.STAGING not in f.parts}
+            for f in sorted(root.rglob("*.parquet"))
+            if store.STAGING not in f.parts and stages.SHARDS not in f.parts}
 
 
 def test_pipeline_end_to_end(tiny_run):
@@ -262,7 +265,9 @@ def test_pipeline_end_to_end(tiny_run):
         assert (res / "instances" / f"{name}.e2s").exists()
         assert "result:  ok" in (res / "instances" / f"{name}.validate.txt").read_text()
         for h in (1, 2):
-            assert (res / "logs" / "enumerate" / f"{name}_h{h}.log").exists()
+            plan = json.loads((res / "plans" / f"{name}_h{h}.json").read_text())
+            for z in plan["zones"]:
+                assert (res / "logs" / "enumerate" / f"{name}_h{h}_z{z['zone']}.log").exists()
     imported = read_instance(res / "instances" / "ext.e2s")
     assert imported.name == "ext" and imported.content_hash == ext.content_hash
     summary = json.loads((res / "summary.json").read_text())
@@ -344,6 +349,8 @@ def test_killed_run_resumes_to_the_same_store(tiny_run, tmp_path):
         f = root / rel
         form = next(k for k, v in store.FORM_FILE.items() if f.name.startswith(f"{v}-"))
         assert (f.parent, store.meta_name(form)) in complete, f"partial file visible: {rel}"
+    for f in (root / stages.SHARDS).rglob("*.parquet"):  # published shards are complete
+        assert (f.parent / stages.SHARD_META).exists(), f"partial shard visible: {f}"
     assert not (work / "res" / "summary.json").exists()
     unlock = _snakemake(work, work / "cfg.yaml", "--unlock")
     assert unlock.returncode == 0, unlock.stderr[-2000:]
@@ -383,8 +390,10 @@ def _job_counts(text: str) -> dict[str, int]:
     return counts
 
 
-MAIN_JOBS = {"generate_instance": 3, "validate_instance": 3, "enumerate": 6, "summary": 1,
-             "tables": 1, "plots": 1, "zone_map": 6, "instance_stats": 3, "all": 1}
+# jobs known before the plan checkpoints run (zone jobs are added once each plan exists)
+MAIN_JOBS = {"generate_instance": 3, "validate_instance": 3, "plan": 6, "receipt": 6,
+             "summary": 1, "tables": 1, "plots": 1, "zone_map": 6, "instance_stats": 3,
+             "all": 1}
 
 
 def test_dry_run_of_the_default_config(tmp_path):
@@ -392,7 +401,7 @@ def test_dry_run_of_the_default_config(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout + proc.stderr
     assert _job_counts(out) == {**MAIN_JOBS, "total": sum(MAIN_JOBS.values())}
-    assert "--form flat --form prefix --form cartesian --threads 2" in out
+    assert "--shard-corolles 250000 --max-shards 64 --threads 1" in out
     assert "e2store zones --size <TBD> --hamming 2 --json" in out  # size read once it exists
 
 
@@ -408,10 +417,10 @@ def test_dry_run_with_the_slurm_profile(tmp_path):
     assert "Using profile" in out
     assert _job_counts(out) == {**MAIN_JOBS, "total": sum(MAIN_JOBS.values())}
     blocks = out.split("rule ")
-    enum = next(b for b in blocks if b.startswith("enumerate:"))
+    enum = next(b for b in blocks if b.startswith("plan:"))
     assert "--threads 8" in enum  # set-threads (capped by --cores; uncapped on SLURM)
     assert "slurm_account=<account>" in enum and "slurm_partition=<partition>" in enum
-    assert "mem_mb=8000" in enum and "runtime=240" in enum
+    assert "mem_mb=4000" in enum and "runtime=60" in enum
     gen = next(b for b in blocks if b.startswith("generate_instance:"))
     assert "mem_mb=2000" in gen and "runtime=30" in gen
 
@@ -431,9 +440,9 @@ def test_benchmark_config(tmp_path, shared_instances):
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout + proc.stderr
     counts = _job_counts(out)
-    assert counts["import_instance"] == 3 and counts["enumerate"] == 6
+    assert counts["import_instance"] == 3 and counts["plan"] == 6
     assert "generate_instance" not in counts
-    assert "--form flat --form cartesian --threads 2" in out
+    assert "--shard-corolles 50000000 --max-shards 64 --threads 2" in out
     assert "results/benchmark/tables/corolles_h2.csv" in out
 
 

@@ -1,5 +1,6 @@
 # Shared helpers: output paths, the instance table, wildcard constraints.
 
+import json
 import os
 import re
 import shlex
@@ -30,8 +31,64 @@ def result_path(*parts):
 
 
 def store_dir():
-    """The single flat store every enumerate job writes into (not a Snakemake output)."""
+    """The single store every stage job writes into (not a Snakemake output)."""
     return result_path("store")
+
+
+def receipt_path(name, h, zone, what):
+    """A stage job's receipt: `what` is shard-K-of-S, <form>.r0, <form>.rotated or
+    <form>.encoded."""
+    return result_path("receipts", name, f"h{h}", f"zone{zone}", f"{what}.json")
+
+
+def stored_forms():
+    """Forms written to the store: the configured ones, and flat whenever prefix is (the
+    prefix form is encoded from flat rows)."""
+    forms = set(config["forms"]) | ({"flat"} if "prefix" in config["forms"] else set())
+    return [f for f in ("flat", "prefix", "cartesian") if f in forms]
+
+
+def plan_of(name, h):
+    """The plan of an instance and hamming (a checkpoint: known once `plan` has run)."""
+    with open(checkpoints.plan.get(name=name, h=h).output.plan) as fh:
+        return json.load(fh)
+
+
+def zone_plan(wc):
+    """The plan entry of the job's zone."""
+    return plan_of(wc.name, wc.h)["zones"][int(wc.zone)]
+
+
+def shard_receipts(wc):
+    """The shard receipts a zone's rotation-0 flat partition is gathered from (none when
+    the zone is walked in one job)."""
+    shards = zone_plan(wc)["shards"]
+    if shards == 1:
+        return []
+    return [receipt_path(wc.name, wc.h, wc.zone, f"shard-{k}-of-{shards}")
+            for k in range(shards)]
+
+
+def flat_receipts(wc):
+    """Every flat partition of the zone: rotation 0, and the rotated ones when it has any."""
+    out = [receipt_path(wc.name, wc.h, wc.zone, "flat.r0")]
+    if len(zone_plan(wc)["rotations"]) > 1:
+        out.append(receipt_path(wc.name, wc.h, wc.zone, "flat.rotated"))
+    return out
+
+
+def zone_receipts(wc):
+    """Every receipt of an instance and hamming: each zone's forms, all rotations."""
+    out = []
+    for z in plan_of(wc.name, wc.h)["zones"]:
+        for f in stored_forms():
+            if f == "flat":
+                out.append(receipt_path(wc.name, wc.h, z["zone"], "flat.r0"))
+                if len(z["rotations"]) > 1:
+                    out.append(receipt_path(wc.name, wc.h, z["zone"], "flat.rotated"))
+            else:
+                out.append(receipt_path(wc.name, wc.h, z["zone"], f"{f}.encoded"))
+    return out
 
 
 def instance_file(name):
@@ -69,3 +126,7 @@ wildcard_constraints:
     demo="|".join(re.escape(n) for n in DEMO) or "(?!)",
     external="|".join(re.escape(n) for n in EXTERNAL) or "(?!)",
     h=r"\d+",
+    zone=r"\d+",
+    shard=r"\d+",
+    shards=r"\d+",
+    form="flat|prefix|cartesian",
