@@ -17,6 +17,7 @@ Every query returns an Arrow table.  `probe_*` raises a typed error saying what 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -24,12 +25,12 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from .encode import CartesianRows
+from .encode import FORMS, CartesianRows
 from .errors import MissingInstanceError, MissingZoneError, StoreError
 from .formats import read_instance
 from .geometry import n_frontier, n_slots
 from .instance import Instance
-from .store import MANIFEST, read_manifest
+from .store import MANIFEST, meta_name, read_manifest
 
 _HIVE = "hive_types = {'instance': VARCHAR, 'hamming': INTEGER, 'zone': INTEGER, " \
         "'rotation': INTEGER}"
@@ -178,6 +179,9 @@ class CorolleStore:
         (the published study's cardinality counter; 0 off the board).  From the cartesian
         form when present (stems, plus the candidates that have a completion), else from
         a scan of the flat rows."""
+        stored = self._stored_placements(instance, hamming, zone, rotation)
+        if stored is not None:
+            return stored
         if self.get_partition(instance, hamming, zone, rotation, "cartesian") is not None:
             return self._cardinality_cartesian(instance, hamming, zone, rotation)
         self.probe_partition(instance, hamming, zone, rotation, "flat")
@@ -189,6 +193,27 @@ class CorolleStore:
                "AND zone = ? AND rotation = ?) ")
         return self.sql(sel + " UNION ALL ".join(parts) + " ORDER BY slot",
                         [instance, hamming, zone, rotation])
+
+    def _stored_placements(self, instance, hamming, zone, rotation) -> pa.Table | None:
+        """The cardinality from the per-slot placement sets a partition record keeps
+        (written with the partition), or None for a store written without them."""
+        for form in FORMS:
+            part = self.get_partition(instance, hamming, zone, rotation, form)
+            if part is None:
+                continue
+            record = json.loads((self.root / part["path"] / meta_name(form)).read_text())
+            if not record.get("placements"):
+                continue
+            out = {"slot": [], "pieces": [], "placements": []}
+            for i, h in enumerate(record["placements"]):
+                bits = np.unpackbits(np.frombuffer(bytes.fromhex(h), dtype=np.uint8),
+                                     bitorder="little")
+                placed = np.nonzero(bits)[0]
+                out["slot"].append(i)
+                out["pieces"].append(len(np.unique(placed >> 2)))
+                out["placements"].append(len(placed))
+            return pa.table(out)
+        return None
 
     def _cardinality_cartesian(self, instance, hamming, zone, rotation) -> pa.Table:
         from . import _kernels

@@ -64,7 +64,11 @@ from .store import (
     meta_name,
     partition_dir,
     partition_record,
+    placements_from_hex,
+    placements_hex,
+    placements_seen,
     result_of,
+    rotate_placements,
     staging_run,
     write_instance_file,
     write_manifest,
@@ -195,7 +199,7 @@ def enumerate_shard(root: Path, instance: Instance, zone: Zone, hamming: int, sh
         stage.mkdir()
         # the prefix walk's nodes are counted once, by shard 0: the shards' nodes add up to
         # the unsharded walk's
-        done, nodes = _write_walked(instance, zone, hamming, layout, [(0, "flat")],
+        done, nodes, seen = _write_walked(instance, zone, hamming, layout, [(0, "flat")],
                                     {0: stage}, threads, chunk_rows, rows_per_file, progress,
                                     prefixes=split.range(shard),
                                     nodes=split.nodes if shard == 0 else 0)
@@ -205,7 +209,7 @@ def enumerate_shard(root: Path, instance: Instance, zone: Zone, hamming: int, sh
                   "prefixes": [int(split.bounds[shard]), int(split.bounds[shard + 1])],
                   "prefix_depth": int(split.prefixes.shape[1]), "rows": rows,
                   "nodes": nodes, "seconds": round(time.perf_counter() - t0, 6),
-                  "files": files}
+                  "files": files, "placements": placements_hex(seen)}
         (stage / SHARD_META).write_text(json.dumps(record, indent=1))
         with _store_lock(root):
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -246,10 +250,13 @@ def gather_shards(root: Path, instance: Instance, zone: Zone, hamming: int,
                 name = f"{FORM_FILE['flat']}-{len(files):05d}.parquet"
                 os.link(d / f["file"], stage / name)  # shards stay intact until published
                 files.append({**f, "file": name})
+        seen = placements_seen(hamming, instance.n_pieces)
+        for rec in records:
+            seen |= placements_from_hex(rec["placements"], instance.n_pieces)
         meta = partition_record(instance, zone, hamming, 0, "flat", rows=rows, corolles=rows,
                                 nodes=sum(r["nodes"] for r in records),
                                 seconds=sum(r["seconds"] for r in records), files=files,
-                                shards=shards)
+                                shards=shards, placements=placements_hex(seen))
         (stage / meta_name("flat")).write_text(json.dumps(meta, indent=1))
         with _store_lock(root):
             _publish(stage, final, staging / "old", ["flat"])
@@ -311,7 +318,7 @@ def _prefix_cells(t: pa.Table, hamming: int, last: np.ndarray | None) -> np.ndar
 def _stage_partition(root: Path, instance: Instance, zone: Zone, hamming: int, rotation: int,
                      form: str, write, force: bool, **extra) -> PartitionResult:
     """Skip a complete partition, else stage it with `write(stage) -> (files, rows, corolles,
-    nodes)`, record it, publish it and refresh the manifest."""
+    nodes, placements)`, record it, publish it and refresh the manifest."""
     root = Path(root)
     final = partition_dir(root, instance.id, hamming, zone.id, rotation)
     if not force and (final / meta_name(form)).exists():
@@ -321,10 +328,11 @@ def _stage_partition(root: Path, instance: Instance, zone: Zone, hamming: int, r
     with staging_run(root) as staging:
         stage = staging / "partition"
         stage.mkdir()
-        files, rows, corolles, nodes = write(stage)
+        files, rows, corolles, nodes, placements = write(stage)
         meta = partition_record(instance, zone, hamming, rotation, form, rows=rows,
                                 corolles=corolles, nodes=nodes,
-                                seconds=time.perf_counter() - t0, files=files, **extra)
+                                seconds=time.perf_counter() - t0, files=files,
+                                placements=placements, **extra)
         (stage / meta_name(form)).write_text(json.dumps(meta, indent=1))
         with _store_lock(root):
             _publish(stage, final, staging / "old", [form])
@@ -391,7 +399,12 @@ def rotate_partition(root: Path, instance: Instance, zone: Zone, hamming: int, r
             seq.write(*_kernels.rotate_rows(cells, front, perm, rotation, shift))
         if seq is not None:
             files += seq.close(empty_file=True)
-        return _name_files(stage, form, files), src["rows"], src["corolles"], src["nodes"]
+        turned = None  # a record of an older store may have no placement sets
+        if src.get("placements"):
+            turned = placements_hex(rotate_placements(
+                placements_from_hex(src["placements"], instance.n_pieces), hamming, rotation))
+        return (_name_files(stage, form, files), src["rows"], src["corolles"], src["nodes"],
+                turned)
 
     return _stage_partition(root, instance, zone, hamming, rotation, form, write, force,
                             source="rotation 0")
@@ -431,15 +444,16 @@ def encode_partitions(root: Path, instance: Instance, zone: Zone, hamming: int,
         if seq is not None:
             files += seq.close(empty_file=True)
         return (_name_files(stage, "prefix", files), src["rows"], src["corolles"],
-                src["nodes"])
+                src["nodes"], src.get("placements"))
 
     def write_cartesian(rotation: int, stage: Path):
         if not stems:
             stems.append(_cartesian_rows(instance, layout, threads))
         out = _write_cartesian(instance, zone, hamming, layout, [(rotation, "cartesian")],
                                {rotation: stage}, threads, ROWS_PER_FILE, rows=stems[0])
-        files, rows, corolles, _ = out[(rotation, "cartesian")]
-        return files, rows, corolles, 0
+        files, rows, corolles, _, seen = out[(rotation, "cartesian")]
+        return files, rows, corolles, 0, placements_hex(rotate_placements(seen, hamming,
+                                                                          rotation))
 
     write = write_prefix if form == "prefix" else write_cartesian
     return [_stage_partition(root, instance, zone, hamming, r, form,

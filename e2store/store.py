@@ -294,6 +294,7 @@ class _TaskResult:
     nodes: int
     buffers: dict[int, list[tuple[np.ndarray, np.ndarray]]] | None
     files: dict[int, list[dict]] | None
+    seen: np.ndarray  # placements per slot at rotation 0 (placements_seen)
 
 
 class _Stopped(Exception):
@@ -315,6 +316,45 @@ class PartitionResult:
     bytes: int
     skipped: bool
     form: str = "flat"
+
+
+def placements_seen(hamming: int, n_pieces: int) -> np.ndarray:
+    """An empty (S, 4n + 1) bool matrix for `mark_placements` (last column: off board)."""
+    return np.zeros((n_slots(hamming), 4 * n_pieces + 1), dtype=np.bool_)
+
+
+def mark_placements(seen: np.ndarray, cells: np.ndarray) -> None:
+    """Mark the placements each slot takes in slot-major `cells` (-1 lands in the last,
+    ignored column)."""
+    for i in range(cells.shape[0]):
+        seen[i, cells[i]] = True
+
+
+def rotate_placements(seen: np.ndarray, hamming: int, q: int) -> np.ndarray:
+    """The placement sets of the same corolles turned q quarter turns (ring-shift rule)."""
+    if q % 4 == 0:
+        return seen
+    perm = rotation_permutation(hamming, q)
+    v = np.arange(seen.shape[1] - 1)
+    turned = (v & ~3) | ((v + q) & 3)
+    out = np.zeros_like(seen)
+    out[perm[:, None], turned[None, :]] = seen[:, :-1]
+    return out
+
+
+def placements_hex(seen: np.ndarray) -> list[str]:
+    """Per slot, the set of placements as a hex bitmap (bit v = placement v occurs)."""
+    return [np.packbits(row[:-1], bitorder="little").tobytes().hex() for row in seen]
+
+
+def placements_from_hex(slots: list[str], n_pieces: int) -> np.ndarray:
+    """The placements_seen matrix a `placements_hex` list describes."""
+    seen = np.zeros((len(slots), 4 * n_pieces + 1), dtype=np.bool_)
+    for i, h in enumerate(slots):
+        bits = np.unpackbits(np.frombuffer(bytes.fromhex(h), dtype=np.uint8),
+                             bitorder="little")[:4 * n_pieces]
+        seen[i, :len(bits)] = bits.astype(np.bool_)
+    return seen
 
 
 def partition_record(instance: Instance, zone: Zone, hamming: int, rotation: int, form: str,
@@ -387,19 +427,20 @@ def enumerate_zone(root: Path, instance: Instance, zone: Zone, hamming: int, *,
         for r in {r for r, _ in todo}:
             dirs[r].mkdir(parents=True)
         walked = [(r, f) for r, f in todo if f != "cartesian"]
-        written: dict[tuple[int, str], tuple[list[dict], int, int, float]] = {}
+        written: dict[tuple[int, str], tuple] = {}
         nodes = 0  # search nodes of the full walk; 0 when only stems were walked
         if walked:
-            done, nodes = _write_walked(instance, zone, hamming, layout, walked, dirs,
-                                        threads, chunk_rows, rows_per_file, progress)
-            written.update(done)
+            done, nodes, seen = _write_walked(instance, zone, hamming, layout, walked, dirs,
+                                              threads, chunk_rows, rows_per_file, progress)
+            written.update({key: (*v, seen) for key, v in done.items()})
         if any(f == "cartesian" for _, f in todo):
             written.update(_write_cartesian(instance, zone, hamming, layout, todo, dirs,
                                             threads, rows_per_file))
-        for (r, f), (files, rows, corolles, seconds) in written.items():
+        for (r, f), (files, rows, corolles, seconds, seen) in written.items():
             meta = partition_record(instance, zone, hamming, r, f, rows=rows,
                                     corolles=corolles, nodes=nodes, seconds=seconds,
-                                    files=files)
+                                    files=files, placements=placements_hex(
+                                        rotate_placements(seen, hamming, r)))
             (dirs[r] / meta_name(f)).write_text(json.dumps(meta, indent=1))
             results.append(result_of(meta, skipped=False))
         with _store_lock(root):
@@ -445,6 +486,7 @@ def _write_cartesian(instance, zone, hamming, layout, todo, dirs, threads, rows_
     t0 = time.perf_counter()
     rows = _cartesian_rows(instance, layout, threads) if rows is None else rows
     corolles = int(rows.counts.sum())
+    seen = cartesian_placements(rows, instance.n_pieces)
     out = {}
     for r, f in todo:
         if f != "cartesian":
@@ -456,8 +498,23 @@ def _write_cartesian(instance, zone, hamming, layout, todo, dirs, threads, rows_
         for a in range(0, rot.n_rows, 1 << 20):
             seq.write_table(rot.table(schema, a, min(rot.n_rows, a + (1 << 20))))
         out[(r, f)] = (seq.close(empty_file=True), rot.n_rows, corolles,
-                       time.perf_counter() - t0)
+                       time.perf_counter() - t0, seen)
     return out
+
+
+def cartesian_placements(rows: CartesianRows, n_pieces: int) -> np.ndarray:
+    """Placements per slot (placements_seen) of the corolles of cartesian rows: stem
+    placements of rows with a completion, and the candidates that have one."""
+    seen = placements_seen(rows.hamming, n_pieces)
+    if not rows.n_rows:
+        return seen
+    s_in = rows.stems.shape[1]
+    mark_placements(seen[:s_in], np.ascontiguousarray(rows.stems.T))
+    stems, offs, vals, top = rows.padded()
+    ok = _kernels.feasible_candidates(stems, offs, vals, max(top, n_pieces))
+    for k, v in enumerate(rows.values):
+        mark_placements(seen[s_in + k:s_in + k + 1], vals[k:k + 1, :len(v)][:, ok[k, :len(v)]])
+    return seen
 
 
 def _write_walked(instance, zone, hamming, layout, todo, dirs, threads, chunk_rows,
@@ -489,6 +546,7 @@ def _write_walked(instance, zone, hamming, layout, todo, dirs, threads, chunk_ro
 
     def task(idx: int, batch: np.ndarray) -> _TaskResult:
         buffers: dict | None = {r: [] for r in rots}
+        seen = placements_seen(hamming, instance.n_pieces)
         seqs: dict = {}
         rows = task_nodes = 0
         try:
@@ -502,6 +560,7 @@ def _write_walked(instance, zone, hamming, layout, todo, dirs, threads, chunk_ro
                            _kernels.rotate_rows(cells, front, perms[r], r, shift * r)
                            for r in rots}
                     rows += cells.shape[1]
+                    mark_placements(seen, cells)
                     if buffers is not None and rows > SPILL_ROWS:
                         seqs = {key: seq(key, f"task-{idx:05d}") for key in todo}
                         for (r, _f), q in seqs.items():
@@ -523,11 +582,12 @@ def _write_walked(instance, zone, hamming, layout, todo, dirs, threads, chunk_ro
             for q in seqs.values():
                 q.abort()
             raise
-        return _TaskResult(rows, task_nodes, buffers, files)
+        return _TaskResult(rows, task_nodes, buffers, files, seen)
 
     merge: dict = {}
     pieces: dict = {key: [] for key in todo}
     total = 0
+    seen = placements_seen(hamming, instance.n_pieces)
 
     def flush_merge() -> None:
         for key, q in merge.items():
@@ -549,6 +609,7 @@ def _write_walked(instance, zone, hamming, layout, todo, dirs, threads, chunk_ro
                         pending.append((nxt[0], pool.submit(task, *nxt)))
                     total += res.rows
                     nodes += res.nodes
+                    seen |= res.seen
                     if res.files is not None:
                         flush_merge()
                         for key in todo:
@@ -580,7 +641,7 @@ def _write_walked(instance, zone, hamming, layout, todo, dirs, threads, chunk_ro
             os.replace(dirs[r] / x["file"], dirs[r] / name)
             x["file"] = name
         out[key] = (pieces[key], total, total, seconds)
-    return out, nodes
+    return out, nodes, seen
 
 
 def enumerate_store(root: Path, instance: Instance, hamming: int, zones: Iterable[int] | None,
@@ -626,6 +687,7 @@ def _write_manifest(root: Path) -> dict:
     parts = []
     for meta in sorted(root.glob("instance=*/hamming=*/zone=*/rotation=*/_partition*.json")):
         m = json.loads(meta.read_text())
+        m.pop("placements", None)  # per-slot bitmaps stay in the records (query.cardinality)
         m["path"] = str(meta.parent.relative_to(root))
         parts.append(m)
     parts.sort(key=lambda m: (m["instance"], m["hamming"], m["zone"], m["rotation"],
