@@ -35,12 +35,14 @@ def _register() -> None:
         cli_instance,
         cli_query,
         cli_render,
+        cli_solve,
         cli_stages,
         cli_summary,
     )
 
     for cmd in (cli_instance.COMMANDS + cli_corolles.COMMANDS + cli_summary.COMMANDS
-                + cli_stages.COMMANDS + cli_query.COMMANDS + cli_render.COMMANDS):
+                + cli_stages.COMMANDS + cli_query.COMMANDS + cli_render.COMMANDS
+                + cli_solve.COMMANDS):
         main.add_command(cmd)
 
 

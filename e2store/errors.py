@@ -51,3 +51,13 @@ class MissingZoneError(MissingError):
 
 class RenderError(E2StoreError, ValueError):
     """A picture cannot be drawn: no solution, placements that do not fit, an unknown file type."""
+
+
+class SolverError(E2StoreError, ValueError):
+    """A solver request cannot run: unknown scan order, a bad scan-order or seed file (named
+    with its line), or a seed that breaks the rules."""
+
+
+class InvalidSolutionError(SolverError):
+    """A board is not a solution: a piece missing or repeated, a join that does not match, or
+    grey off the frame. Says which cell or piece."""

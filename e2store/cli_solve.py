@@ -1,0 +1,108 @@
+"""Solver command: `e2store solve INSTANCE [--scan ...] [--first|--all] [--json] [--save F]`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from .cli_instance import Size, _instance_arg, instance_options, load_instance
+from .solver import (
+    DEFAULT_MAX_STORED,
+    SCAN_ORDERS,
+    SolveResult,
+    lowest_corner,
+    read_seed_file,
+    solve,
+    write_solutions,
+)
+
+
+@click.command("solve")
+@_instance_arg
+@instance_options
+@click.option("--scan", default="rowscan", show_default=True, metavar="ORDER|FILE",
+              help=f"Scan order: {', '.join(SCAN_ORDERS)}, or a file of `x y` lines listing "
+              "every cell once.")
+@click.option("--first/--all", "first", default=False,
+              help="Stop at the first solution, or search the whole tree (default).")
+@click.option("--no-symmetry-break", "no_break", is_flag=True,
+              help="Count every solution instead of fixing the lowest corner piece on (0,0) "
+              "(one solution per board rotation class).")
+@click.option("--seed", "seed_file", default=None, metavar="FILE",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Fixed cells, one `x y piece r` per line; implies --no-symmetry-break.")
+@click.option("--save", default=None, metavar="FILE",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the solutions, one row per solution, cells c0.. (index y*W+x) as "
+              "piece*4+r: Parquet, or CSV if FILE ends in .csv.")
+@click.option("--keep", type=click.IntRange(min=0), default=DEFAULT_MAX_STORED,
+              show_default=True, help="Keep (and save) at most this many solutions; all are "
+              "counted and checked.")
+@click.option("--max-nodes", type=click.IntRange(min=1), default=None,
+              help="Stop after this many nodes (the report says the search is incomplete).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
+              first: bool, no_break: bool, seed_file: Path | None, save: Path | None,
+              keep: int, max_nodes: int | None, as_json: bool) -> None:
+    """Solve a puzzle by backtracking and report nodes, solutions and times.
+
+    A node is one piece placed.  Progress goes to stderr on long runs; Ctrl-C stops the
+    search and reports what was found so far (exit code 130).
+    """
+    inst = load_instance(instance, fmt, sides, size)
+    seed = read_seed_file(seed_file) if seed_file is not None else None
+    symmetry_break = not no_break and seed is None
+    result = solve(inst, scan, first=first, symmetry_break=symmetry_break, seed=seed,
+                   max_stored=keep, node_limit=max_nodes, progress=True,
+                   stop_on_interrupt=True)
+    if save is not None:
+        write_solutions(save, result.boards, inst, result.scan)
+    if as_json:
+        d = result.to_dict()
+        if save is not None:
+            d["saved"] = str(save)
+        click.echo(json.dumps(d))
+    else:
+        click.echo(format_report(result, inst_name=inst.name, corner=_corner(inst, result),
+                                 save=save))
+    if result.solutions > result.stored and save is not None:
+        click.echo(f"e2store: warning: {result.solutions} solutions found, {result.stored} "
+                   f"saved (raise --keep to save more)", err=True)
+    if result.interrupted:
+        sys.exit(130)
+
+
+def _corner(inst, result: SolveResult) -> str | None:
+    if not result.symmetry_break:
+        return None
+    piece, r = lowest_corner(inst)
+    where = "(0,0)" if inst.width == inst.height else "(0,0) or (W-1,0)"
+    return f"piece {piece} fixed on {where}"
+
+
+def format_report(r: SolveResult, inst_name: str, corner: str | None = None,
+                  save: Path | None = None) -> str:
+    """The human-readable report of a search: a few aligned lines."""
+    state = ("interrupted" if r.interrupted else "complete" if r.complete and not r.first_only
+             else "stopped at the first solution" if r.complete else "node limit reached")
+    lines = [
+        f"instance   {inst_name} ({r.width}x{r.height}), scan {r.scan}",
+        f"symmetry   {'broken: ' + corner if corner else 'none (every solution counted)'}"
+        + (f", {r.seeded_cells} seeded cells" if r.seeded_cells else ""),
+        f"solutions  {r.solutions:,} ({state})",
+    ]
+    if r.first_nodes is not None:
+        lines.append(f"first      after {r.first_nodes:,} nodes, {r.first_seconds:.3f} s")
+    else:
+        lines.append("first      none")
+    lines.append(f"nodes      {r.nodes:,} in {r.seconds:.3f} s "
+                 f"({r.nodes_per_second / 1e6:,.1f} M nodes/s)")
+    if save is not None:
+        lines.append(f"saved      {r.stored:,} solutions to {save}")
+    return "\n".join(lines)
+
+
+COMMANDS = [solve_cmd]
