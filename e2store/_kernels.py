@@ -573,3 +573,17 @@ def feasible_candidates(stems, offsets, values, n_pieces):
             if v >= 0:
                 used[v >> 2] = False
     return ok
+
+
+@njit(cache=True, nogil=True)
+def mark_placements(seen, cells):
+    """Set seen[i, v] for every placement v slot i takes in slot-major `cells` (values
+    outside 0..seen.shape[1]-1, such as -1 off the board, are ignored)."""
+    s, n = cells.shape
+    m = seen.shape[1]
+    for i in range(s):
+        row = seen[i]
+        for j in range(n):
+            v = cells[i, j]
+            if 0 <= v < m:
+                row[v] = True

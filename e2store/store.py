@@ -319,15 +319,16 @@ class PartitionResult:
 
 
 def placements_seen(hamming: int, n_pieces: int) -> np.ndarray:
-    """An empty (S, 4n + 1) bool matrix for `mark_placements` (last column: off board)."""
+    """An empty (S, 4n + 1) bool matrix for `mark_placements` (last column unused: kept so
+    a bitmap has room for every placement id)."""
     return np.zeros((n_slots(hamming), 4 * n_pieces + 1), dtype=np.bool_)
 
 
 def mark_placements(seen: np.ndarray, cells: np.ndarray) -> None:
-    """Mark the placements each slot takes in slot-major `cells` (-1 lands in the last,
-    ignored column)."""
-    for i in range(cells.shape[0]):
-        seen[i, cells[i]] = True
+    """Mark the placements each slot takes in slot-major `cells` (off-board -1 ignored)."""
+    if cells.ndim != 2 or cells.shape[0] > seen.shape[0]:
+        raise ValueError(f"cells {cells.shape} do not fit the placement matrix {seen.shape}")
+    _kernels.mark_placements(seen, np.ascontiguousarray(cells))
 
 
 def rotate_placements(seen: np.ndarray, hamming: int, q: int) -> np.ndarray:

@@ -198,3 +198,10 @@ def naive_expand(stem_row: list[int], lists: list[list[int]]) -> list[list[int]]
         if len(set(ps)) == len(ps) and not stem_pieces & set(ps):
             rows.append(list(stem_row) + list(combo))
     return rows
+
+
+
+def naive_placement_sets(cells: list[list[int]], n_placements: int) -> list[set[int]]:
+    """Twin of `_kernels.mark_placements`: per slot (row of slot-major cells), the set of
+    placements 0..n_placements-1 it takes."""
+    return [{v for v in row if 0 <= v < n_placements} for row in cells]

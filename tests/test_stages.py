@@ -233,3 +233,19 @@ def test_every_record_keeps_the_exact_placement_sets(board, reference, tmp_path,
                     assert [c["placements"] for c in card] == want[:, :-1].sum(1).tolist()
                     assert [c["pieces"] for c in card] == [
                         len(np.unique(np.nonzero(w[:-1])[0] >> 2)) for w in want]
+
+
+def test_mark_placements_kernel_agrees_with_its_twin():
+    from naive import naive_placement_sets
+
+    rng = np.random.default_rng(5)
+    for s, n, m in [(1, 0, 4), (3, 50, 8), (13, 400, 37), (5, 1000, 400)]:
+        cells = rng.integers(-1, m + 3, size=(s, n)).astype(np.int16)
+        seen = np.zeros((s + 1, m), dtype=bool)
+        seen[-1, 0] = True  # marks already set stay set
+        store.mark_placements(seen, cells)
+        want = naive_placement_sets(cells.tolist(), m)
+        assert [set(np.nonzero(r)[0].tolist()) for r in seen[:s]] == want
+        assert seen[-1].tolist() == [True] + [False] * (m - 1)
+    with pytest.raises(ValueError, match="do not fit"):
+        store.mark_placements(np.zeros((2, 4), bool), np.zeros((3, 1), np.int16))
