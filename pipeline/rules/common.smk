@@ -36,8 +36,7 @@ def store_dir():
 
 
 def receipt_path(name, h, zone, what):
-    """A stage job's receipt: `what` is shard-K-of-S, <form>.r0, <form>.rotated or
-    <form>.encoded."""
+    """A stage job's receipt: `what` is shard-K-of-S, <form>.r<rotation> or <form>.encoded."""
     return result_path("receipts", name, f"h{h}", f"zone{zone}", f"{what}.json")
 
 
@@ -70,11 +69,9 @@ def shard_receipts(wc):
 
 
 def flat_receipts(wc):
-    """Every flat partition of the zone: rotation 0, and the rotated ones when it has any."""
-    out = [receipt_path(wc.name, wc.h, wc.zone, "flat.r0")]
-    if len(zone_plan(wc)["rotations"]) > 1:
-        out.append(receipt_path(wc.name, wc.h, wc.zone, "flat.rotated"))
-    return out
+    """Every flat partition of the zone: rotation 0 and each rotation its members need."""
+    return [receipt_path(wc.name, wc.h, wc.zone, f"flat.r{r}")
+            for r in zone_plan(wc)["rotations"]]
 
 
 def zone_receipts(wc):
@@ -83,9 +80,8 @@ def zone_receipts(wc):
     for z in plan_of(wc.name, wc.h)["zones"]:
         for f in stored_forms():
             if f == "flat":
-                out.append(receipt_path(wc.name, wc.h, z["zone"], "flat.r0"))
-                if len(z["rotations"]) > 1:
-                    out.append(receipt_path(wc.name, wc.h, z["zone"], "flat.rotated"))
+                out += [receipt_path(wc.name, wc.h, z["zone"], f"flat.r{r}")
+                        for r in z["rotations"]]
             else:
                 out.append(receipt_path(wc.name, wc.h, z["zone"], f"{f}.encoded"))
     return out
@@ -129,4 +125,5 @@ wildcard_constraints:
     zone=r"\d+",
     shard=r"\d+",
     shards=r"\d+",
+    rotation=r"[0-3]",
     form="flat|prefix|cartesian",

@@ -4,7 +4,8 @@
 #   shard              shard K of S of a big zone's walk -> STORE/.shards/ (rotation 0, flat)
 #   enumerate          a zone's rotation-0 flat partition: walked here, or gathered from its
 #                      shards when the plan cut it into several
-#   rotate             the rotator: rotations 1-3 the zone needs, from its rotation 0
+#   rotate             the rotator: rotation 1, 2 or 3 of the zone (those its members
+#                      need), derived from its rotation 0
 #   encode             a compact form of every rotation of the zone: prefix from the flat
 #                      rows, cartesian from the instance's stems
 #   receipt            the instance/hamming summary once all its partitions exist
@@ -74,15 +75,17 @@ rule rotate:
         instance=instance_file("{name}"),
         source=receipt_path("{name}", "{h}", "{zone}", "{form}.r0"),
     output:
-        receipt=receipt_path("{name}", "{h}", "{zone}", "{form}.rotated"),
+        receipt=receipt_path("{name}", "{h}", "{zone}", "{form}.r{rotation}"),
     log:
-        result_path("logs", "rotate", "{name}_h{h}_z{zone}.{form}.log"),
+        result_path("logs", "rotate", "{name}_h{h}_z{zone}_r{rotation}.{form}.log"),
     params:
         store=store_dir(),
+    wildcard_constraints:
+        rotation="[123]",
     shell:
         "e2store rotate {input.instance:q} --out {params.store:q} --hamming {wildcards.h}"
-        " --zone {wildcards.zone} --form {wildcards.form} --json {output.receipt:q}"
-        " > {log:q} 2>&1"
+        " --zone {wildcards.zone} --rotation {wildcards.rotation} --form {wildcards.form}"
+        " --json {output.receipt:q} > {log:q} 2>&1"
 
 
 rule encode:
