@@ -257,8 +257,7 @@ def _store_files(root: Path) -> dict[str, str]:
 
 
 def test_pipeline_end_to_end(tiny_run):
-    work, seconds = tiny_run
-    assert seconds < 90
+    work, _ = tiny_run
     ext = _instance(**TINY_EXT)
     res = work / "res"
     for name in ("tiny", "ext"):
