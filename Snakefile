@@ -7,6 +7,7 @@ instance statistics.
     snakemake --report report.html           # HTML report (tables and plots) after a run
     snakemake --cores 2 --configfile config/benchmark.yaml --replace-workflow-config
     snakemake --profile profiles/slurm       # on a SLURM cluster (edit the profile first)
+    snakemake --cores 2 --configfile my.yaml # with a `solve:` section: openings, shards, merge
 
 Rules live in pipeline/rules/; the config schema in schemas/config.schema.yaml.
 """
@@ -30,6 +31,7 @@ include: "pipeline/rules/instances.smk"
 include: "pipeline/rules/enumerate.smk"
 include: "pipeline/rules/summary.smk"
 include: "pipeline/rules/tables.smk"
+include: "pipeline/rules/solve.smk"
 
 
 localrules:
@@ -53,3 +55,4 @@ rule all:
         plots=rules.plots.output,
         zones=expand(result_path("zones", "{name}_h{h}.json"), name=NAMES, h=HAMMING),
         stats=expand(result_path("stats", "{name}.json"), name=NAMES),
+        solve=solve_targets(),

@@ -7,7 +7,16 @@ in a fresh process so its peak memory (max RSS, the whole Python process) is its
 kernel is compiled (or loaded from the numba cache) before the clock starts, and the time
 is the best of `--repeat` runs in that process.  A node is one piece placed.
 
+Finals (closures, `e2store.finals`): 6x6 all solutions, rowscan, with the four corner
+regions at hamming 1 and 2 (their corolles enumerated into a temporary store first, corner
+zone only), against the same search without: nodes, seconds, nodes saved and the cost per
+node.  A full 7x7 search takes tens of minutes, so 7x7 is measured on `--seven-samples`
+random complete subtrees (the corner fixed and the next three row-0 cells seeded), each
+searched without finals and with them.
+
     python benchmarks/solve.py [--shared ../shared] [--quick] [--repeat 3] [--json OUT]
+                               [--no-finals] [--seven-samples 6]
+    python benchmarks/solve.py --openings-only [--openings-sample 2000] [--openings-budget 600]
 
 Reference (issue 5): the published C++ bruteforce runs the 6x6 all-solutions rowscan at 3.2
 million nodes per second; the target here is at least 50 million per core.
@@ -25,6 +34,8 @@ from pathlib import Path
 REFERENCE_NODES_PER_S = 3.2e6
 ROOT = Path(__file__).resolve().parents[1]
 QUAD_LIMIT = 500_000_000
+OPENINGS_CELLS = [(0, 0), (2, 0), (1, 1)]  # 7x7 openings: 8 cells of the NW corner region
+OPENINGS_HAMMING = 1
 
 
 def _case(path: str, scan: str, first: bool, symmetry_break: bool, node_limit: int | None,
@@ -60,6 +71,191 @@ def run_case(path: Path, *args) -> dict:
     return res
 
 
+def _finals_index(inst, hamming: int, store: Path):
+    """Enumerate the corner zone(s) at `hamming` into `store` and load the corner finals."""
+    from e2store.finals import corner_cells, load_finals
+    from e2store.store import enumerate_store
+    from e2store.zones import zone_map
+
+    zm = zone_map(inst.width, inst.height, hamming)
+    zones = {zm.zone_at(x, y).id for x, y in corner_cells(inst.width, inst.height)}
+    enumerate_store(store, inst, hamming, zones, forms=("flat",))
+    return load_finals(store, inst, "corners", hamming)
+
+
+def _finals_case(path: str, hammings: list[int], repeat: int, out: mp.Queue) -> None:
+    """Child process: 6x6 all solutions rowscan without finals and with each hamming."""
+    import tempfile
+    import time
+
+    from e2store.formats import read_instance
+    from e2store.solver import solve
+
+    inst = read_instance(path)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for h in [None, *hammings]:
+            t0 = time.perf_counter()
+            fin = None if h is None else _finals_index(inst, h, Path(tmp))
+            load = time.perf_counter() - t0
+            solve(inst, first=True, node_limit=1000, finals=fin)  # compile / load the kernel
+            best = min((solve(inst, finals=fin) for _ in range(repeat)), key=lambda r: r.seconds)
+            rows.append({"instance": inst.name, "hamming": h, "solutions": best.solutions,
+                         "nodes": best.nodes, "seconds": best.seconds,
+                         "nodes_per_s": best.nodes_per_second, "cuts": best.cuts,
+                         "load_seconds": load,
+                         "corolles": None if fin is None else [r.n for r in fin.regions]})
+    out.put(rows)
+
+
+def _seven_case(path: str, hammings: list[int], samples: int, out: mp.Queue) -> None:
+    """Child process: random complete 7x7 subtrees (corner + 3 seeded row-0 cells), each
+    without finals and with each hamming; totals per variant."""
+    import random
+    import tempfile
+
+    from e2store.formats import read_instance
+    from e2store.solver import lowest_corner, solve
+
+    inst = read_instance(path)
+    rot = inst.rotated_table()
+    corner = lowest_corner(inst)
+    north = [(p, r) for p in range(inst.n_pieces) for r in range(4)
+             if rot[p * 4 + r, 1] == 0 and (rot[p * 4 + r] == 0).sum() == 1]
+
+    def prefixes(cells, left):  # row-0 seeds: each east side matching the next west side
+        if not cells:
+            yield []
+            return
+        for p, r in north:
+            if p not in left[0] and rot[p * 4 + r, 0] == left[1]:
+                for rest in prefixes(cells[1:], (left[0] | {p}, rot[p * 4 + r, 2])):
+                    yield [(cells[0], (p, r)), *rest]
+
+    start = rot[corner[0] * 4 + corner[1], 2]
+    every = list(prefixes([(1, 0), (2, 0), (3, 0)], ({corner[0]}, start)))
+    chosen = random.Random(1).sample(every, min(samples, len(every)))
+    seeds = [{(0, 0): corner, **dict(s)} for s in chosen]
+    totals = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for h in [None, *hammings]:
+            fin = None if h is None else _finals_index(inst, h, Path(tmp))
+            solve(inst, first=True, node_limit=1000, finals=fin)
+            rs = [solve(inst, seed=s, finals=fin) for s in seeds]
+            totals.append({"hamming": h, "subtrees": len(seeds), "of": len(every),
+                           "solutions": sum(r.solutions for r in rs),
+                           "nodes": sum(r.nodes for r in rs),
+                           "seconds": sum(r.seconds for r in rs)})
+    out.put(totals)
+
+
+def _child(target, *args):
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=target, args=(*args, q))
+    p.start()
+    res = q.get()
+    p.join()
+    return res
+
+
+def report_finals(six: Path, seven: Path, repeat: int, samples: int) -> list:
+    """Run and print the finals cases; returns their rows."""
+    rows = _child(_finals_case, str(six), [1, 2], repeat)
+    base = rows[0]
+    print(f"\nfinals, {base['instance']} all solutions, rowscan, corner fixed, corner regions")
+    print(f"{'finals':<8}{'solutions':>10}{'nodes':>13}{'saved':>8}{'seconds':>9}"
+          f"{'M nodes/s':>10}{'ns/node':>9}{'load s':>8}  cuts per region")
+    for r in rows:
+        name = "none" if r["hamming"] is None else f"h={r['hamming']}"
+        saved = 1 - r["nodes"] / base["nodes"]
+        print(f"{name:<8}{r['solutions']:>10,}{r['nodes']:>13,}{saved:>8.1%}"
+              f"{r['seconds']:>9.3f}{r['nodes_per_s'] / 1e6:>10.1f}"
+              f"{r['seconds'] / r['nodes'] * 1e9:>9.1f}{r['load_seconds']:>8.2f}  "
+              f"{r['cuts'] or ''}", flush=True)
+    if samples and seven.exists():
+        sev = _child(_seven_case, str(seven), [1, 2], samples)
+        b = sev[0]
+        print(f"\nfinals, 7x7 all solutions, rowscan: {b['subtrees']} random complete "
+              f"subtrees of {b['of']} (corner + 3 row-0 cells seeded)")
+        print(f"{'finals':<8}{'solutions':>10}{'nodes':>15}{'saved':>8}{'seconds':>9}"
+              f"{'M nodes/s':>10}{'ns/node':>9}")
+        for r in sev:
+            name = "none" if r["hamming"] is None else f"h={r['hamming']}"
+            print(f"{name:<8}{r['solutions']:>10,}{r['nodes']:>15,}"
+                  f"{1 - r['nodes'] / b['nodes']:>8.1%}{r['seconds']:>9.2f}"
+                  f"{r['nodes'] / r['seconds'] / 1e6:>10.1f}"
+                  f"{r['seconds'] / r['nodes'] * 1e9:>9.1f}", flush=True)
+        rows += sev
+    return rows
+
+
+def report_openings(seven: Path, workers: int, hamming: int, cells: list[tuple[int, int]],
+                    sample: int, budget: float) -> dict:
+    """7x7 all solutions with openings over `workers` processes (no finals): build the
+    store partitions of `cells` in a temp dir, the symmetry-broken openings, then solve a
+    random sample of them; when the sample extrapolates to at most `budget` seconds, solve
+    them all.  Returns the row printed."""
+    import tempfile
+    import time
+    from dataclasses import replace
+
+    import numpy as np
+
+    from e2store.formats import read_instance
+    from e2store.openings import openings, solve_openings
+    from e2store.store import enumerate_store
+    from e2store.zones import zone_map
+
+    inst = read_instance(seven)
+    zm = zone_map(inst.width, inst.height, hamming)
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        enumerate_store(tmp, inst, hamming, {zm.zone_at(x, y).id for x, y in cells})
+        store_s = time.perf_counter() - t0
+        op = openings(inst, tmp, cells, hamming, symmetry_break=True)
+    where = " ".join(f"{x},{y}" for x, y in cells)
+    print(f"\nopenings, {inst.name} all solutions, rowscan, corner fixed, no finals: cells "
+          f"{where}, hamming {hamming}: {op.count:,} openings of {len(op.covered)} cells "
+          f"(store {store_s:.1f} s, join {op.seconds:.2f} s), {workers} workers", flush=True)
+    row = {"instance": inst.name, "cells": [list(c) for c in cells], "hamming": hamming,
+           "openings": op.count, "workers": workers, "openings_seconds": op.seconds}
+    n = min(sample, op.count) if sample > 0 else op.count
+    idx = np.sort(np.random.default_rng(1).choice(op.count, size=n, replace=False))
+    r = solve_openings(inst, replace(op, boards=op.boards[idx]), workers=workers)
+    busy = sum(w["seconds"] for w in r.per_worker)
+    scale = op.count / n
+    per = r.opening_nodes
+    se = float(per.std(ddof=1)) * np.sqrt(n) * scale if n > 1 else 0.0
+    row.update(sample=n, sample_solutions=r.solutions, sample_nodes=r.nodes,
+               sample_seconds=r.seconds, sample_busy_seconds=busy,
+               nodes_per_s=r.nodes / r.seconds, nodes_per_s_per_worker=r.nodes / busy,
+               est_nodes=r.nodes * scale, est_nodes_95=1.96 * se,
+               est_solutions=r.solutions * scale, est_seconds=r.seconds * scale)
+    label = "all" if n == op.count else f"sample {n:,} of {op.count:,} (random)"
+    print(f"{label}: {r.solutions:,} solutions, {r.nodes:,} nodes in {r.seconds:.1f} s wall "
+          f"({busy:.1f} s busy in workers) = {r.nodes / r.seconds / 1e6:.1f} M nodes/s over "
+          f"{workers} workers, {r.nodes / busy / 1e6:.1f} M nodes/s per busy worker",
+          flush=True)
+    if n < op.count:
+        print(f"ESTIMATE (extrapolated from the sample, not measured): {r.nodes * scale:.3g} "
+              f"+- {1.96 * se:.2g} nodes (95%), ~{r.solutions * scale:,.0f} solutions, "
+              f"~{r.seconds * scale:,.0f} s on {workers} workers at the sample's rate",
+              flush=True)
+        if r.seconds * scale <= budget:
+            full = solve_openings(inst, op, workers=workers)
+            row.update(solutions=full.solutions, nodes=full.nodes, seconds=full.seconds)
+            print(f"all {op.count:,} openings: {full.solutions:,} solutions, "
+                  f"{full.nodes:,} nodes in {full.seconds:.1f} s = "
+                  f"{full.nodes_per_second / 1e6:.1f} M nodes/s", flush=True)
+        else:
+            print(f"the complete run (~{r.seconds * scale:,.0f} s) exceeds the budget of "
+                  f"{budget:.0f} s (--openings-budget): not run", flush=True)
+    else:
+        row.update(solutions=r.solutions, nodes=r.nodes, seconds=r.seconds)
+    return row
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared",
@@ -67,12 +263,28 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="6x6 rowscan only")
     ap.add_argument("--repeat", type=int, default=3, help="runs per case, the best counts")
     ap.add_argument("--json", type=Path, default=None, help="also write the rows as JSON")
+    ap.add_argument("--no-finals", action="store_true", help="skip the finals cases")
+    ap.add_argument("--seven-samples", type=int, default=6,
+                    help="7x7 subtrees searched with and without finals (0: none)")
+    ap.add_argument("--openings-sample", type=int, default=2000,
+                    help="7x7 openings solved (a random sample; 0: all of them)")
+    ap.add_argument("--openings-budget", type=float, default=600.0,
+                    help="solve all 7x7 openings when the sample extrapolates to at most this "
+                    "many seconds")
+    ap.add_argument("--openings-workers", type=int, default=2)
+    ap.add_argument("--openings-only", action="store_true", help="only the 7x7 openings case")
     args = ap.parse_args()
     bench = args.shared / "instances" / "benchmark"
     six, seven = bench / "pieces_6x6.txt", bench / "pieces_7x7.txt"
     if not six.exists():
         print(f"benchmark instance not found: {six} (give --shared)", file=sys.stderr)
         return 2
+    if args.openings_only:
+        row = report_openings(seven, args.openings_workers, OPENINGS_HAMMING, OPENINGS_CELLS,
+                              args.openings_sample, args.openings_budget)
+        if args.json:
+            args.json.write_text(json.dumps([row], indent=1))
+        return 0
     # (instance, scan, first, symmetry break, node limit)
     cases = [(six, "rowscan", False, True, None)]
     if not args.quick:
@@ -100,6 +312,11 @@ def main() -> int:
           f"({REFERENCE_NODES_PER_S / 1e6:.1f} M nodes/s)")
     if any(not r["complete"] for r in rows):
         print(f"'+': stopped at the node limit ({QUAD_LIMIT:,} nodes), solutions so far")
+    if not args.no_finals:
+        rows += report_finals(six, seven, args.repeat, 0 if args.quick else args.seven_samples)
+    if not args.quick and seven.exists():
+        rows.append(report_openings(seven, args.openings_workers, OPENINGS_HAMMING,
+                                    OPENINGS_CELLS, args.openings_sample, args.openings_budget))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0

@@ -16,7 +16,7 @@ Vocabulary (built by `e2store.solver.build_plan`):
   keyed sides); `o3`, `i3`, `o4`, `i4`: for a cell with 3 or 4 placed neighbours, the own
   side that must show colour `shown[i3]` (resp. `shown[i4]`), `o3 = -1` when there is no
   extra check (a cell with exactly 3 repeats check 3 as check 4); `seg`: where its slice
-  of `stack` starts; fields 9..15 are free for later per-depth data (finals);
+  of `stack` starts; fields 9..15 are free for later per-depth data;
 * the bucket of depth d is `k = base + shown[i1] * k_col + shown[i2]`: exactly the
   placements with grey on the cell's frame sides only and the keyed colours on the keyed
   sides.  A bucket is stored twice: as the piece bitset `bmask[k*n_words ...]` with
@@ -40,6 +40,19 @@ step either *places* (one node: mark the piece used, write its colours, go one d
 and open it) or *undoes* (depth exhausted: go one depth up, unmark that depth's piece):
 O(1) apart from the opening.  A per-node hook (finals) goes at exactly those two points,
 marked PLACE and UNDO.
+
+FINALS (`e2store.finals`, only in the kernel built with `finals=True`; without it the
+hook is pruned before typing, so the plain kernel is the same code): six trailing arrays
+`fmid, fmask, fidx, fval, flev, fcuts`.  Region g's alive corolles at depth d are the
+non-zero words `fidx[i]` (word index) / `fval[i]` (bits) for i in `flev[2k], flev[2k+1]`,
+k = d * n_reg + g; depth 0's list (the fixed cells applied) comes from Python.  PLACE of v
+on `cell` at a depth that is not the last ANDs each region's list with its mask
+`fmask[m + word]`, m = `fmid[(cell * 4 * n_pieces + v) * n_reg + g]` (the regions of one
+placement side by side: one cache line, no division), into
+the list of depth d+1 stacked right after it; m = -1 (SKIP) reuses depth d's list, m = -2
+(KILL) and an empty result cut the node: it is counted, `fcuts[g]` is incremented for the
+first such region, nothing is marked used and the next candidate of depth d is tried.
+UNDO needs nothing: depth d's list is untouched, depth d+1's is rewritten on the next PLACE.
 
 Speed notes (benchmark 6x6 rowscan): indices are cast to `uint64` before indexing, so
 numba skips its negative-index wrap-around code (about +40%); opening is written out inside
@@ -66,6 +79,7 @@ DEP = 16
 CAND = 8
 D_CELL, D_I1, D_I2, D_BASE, D_O3, D_I3, D_O4, D_I4, D_SEG = range(9)
 LIST, BITS = 0, 1
+SKIP_MASK, KILL_MASK = -1, -2  # finals mask ids (e2store.finals.SKIP, KILL)
 
 
 @intrinsic
@@ -82,10 +96,13 @@ def _cttz(typingctx, x):
     return sig, codegen
 
 
-def _make_kernels(n_words: int):
+def _make_kernels(n_words: int, finals: bool = False):
     """Compile `search` for boards of up to 64 * n_words pieces.  `n_words` is a constant of
-    the closure, so numba unrolls the loops over words (numba caches one kernel per value)."""
+    the closure, so numba unrolls the loops over words (numba caches one kernel per value).
+    `finals` (also a constant: without it the hook is pruned before typing) adds the
+    finals hook and its six arrays as trailing arguments (see FINALS below)."""
     W = n_words
+    FIN = finals
 
     @njit(cache=True, nogil=True)
     def _open(d, dep, bstart, cand, k_col, bmask, simple, shown, used, mode, keys, avail, pos,
@@ -128,7 +145,7 @@ def _make_kernels(n_words: int):
     @njit(cache=True, nogil=True)
     def search(state, dep, bstart, cand, k_col, bmask, simple, crec, col, n_pieces, shown,
                placed, used, mode, keys, avail, pos, end, stack, pcs, node_limit, first_only,
-               sols):
+               sols, *fin):
         """Run the depth-first search until it ends, `state[NODES]` reaches `node_limit`,
         the first solution is found (the call returns at once so the caller can time it),
         or `sols` is full.  Each solution is written to the next row of `sols` (the board's
@@ -201,6 +218,47 @@ def _make_kernels(n_words: int):
                 if n_out == cap or nodes >= node_limit:
                     break
                 continue
+            if FIN:
+                # FINALS: region g's alive words at depth d are fidx/fval[s:e] with (s, e) =
+                # flev[2 * (d * n_reg + g) ...]; AND them with the placement's mask into the
+                # words of depth d+1, stacked after e (undo is free)
+                fmid, fmask, fidx, fval, flev, fcuts = fin
+                n_reg = fcuts.shape[0]
+                mrow = uint64((cell * 4 * n_pieces + v) * n_reg)
+                nxt = uint64(2 * n_reg)
+                cut = -1
+                for g in range(n_reg):
+                    m = fmid[mrow + uint64(g)]
+                    lo = uint64((d * n_reg + g) * 2)
+                    s = flev[lo]
+                    e = flev[lo + one]
+                    if m == SKIP_MASK:
+                        if s == e:  # empty from the start (fixed cells)
+                            cut = g
+                            break
+                        flev[lo + nxt] = s
+                        flev[lo + nxt + one] = e
+                    elif m == KILL_MASK:
+                        cut = g
+                        break
+                    else:
+                        k = e
+                        for i in range(s, e):
+                            wi = fidx[uint64(i)]
+                            x = fval[uint64(i)] & fmask[uint64(m + wi)]
+                            fidx[uint64(k)] = wi
+                            fval[uint64(k)] = x
+                            k += x != uint64(0)
+                        if k == e:
+                            cut = g
+                            break
+                        flev[lo + nxt] = e
+                        flev[lo + nxt + one] = k
+                if cut >= 0:  # CUT: a region has no corolle left; try the next candidate
+                    fcuts[cut] += 1
+                    if nodes >= node_limit:
+                        break
+                    continue
             pcs[ud] = v
             p = v >> 2
             if W == 1:
@@ -264,11 +322,13 @@ def _make_kernels(n_words: int):
     return search
 
 
-_KERNELS: dict[int, object] = {}
+_KERNELS: dict[tuple[int, bool], object] = {}
 
 
-def search_kernel(n_words: int):
-    """The `search` kernel for boards of up to 64 * n_words pieces (built once per value)."""
-    if n_words not in _KERNELS:
-        _KERNELS[n_words] = _make_kernels(n_words)
-    return _KERNELS[n_words]
+def search_kernel(n_words: int, finals: bool = False):
+    """The `search` kernel for boards of up to 64 * n_words pieces, with the finals hook or
+    without (built once per pair)."""
+    key = (n_words, bool(finals))
+    if key not in _KERNELS:
+        _KERNELS[key] = _make_kernels(n_words, bool(finals))
+    return _KERNELS[key]

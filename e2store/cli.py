@@ -33,6 +33,7 @@ def _register() -> None:
     from . import (
         cli_corolles,
         cli_instance,
+        cli_openings,
         cli_query,
         cli_render,
         cli_solve,
@@ -42,7 +43,7 @@ def _register() -> None:
 
     for cmd in (cli_instance.COMMANDS + cli_corolles.COMMANDS + cli_summary.COMMANDS
                 + cli_stages.COMMANDS + cli_query.COMMANDS + cli_render.COMMANDS
-                + cli_solve.COMMANDS):
+                + cli_solve.COMMANDS + cli_openings.COMMANDS):
         main.add_command(cmd)
 
 

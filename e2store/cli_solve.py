@@ -9,6 +9,8 @@ from pathlib import Path
 import click
 
 from .cli_instance import Size, _instance_arg, instance_options, load_instance
+from .errors import SolverError
+from .finals import DEFAULT_FINALS_HAMMING, load_finals
 from .solver import (
     DEFAULT_MAX_STORED,
     SCAN_ORDERS,
@@ -43,21 +45,51 @@ from .solver import (
               "counted and checked.")
 @click.option("--max-nodes", type=click.IntRange(min=1), default=None,
               help="Stop after this many nodes (the report says the search is incomplete).")
+@click.option("--finals", "finals_store", default=None, metavar="STORE",
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Cut branches that leave a closure region without a compatible corolle; "
+              "the corolles come from this store (`e2store enumerate`).")
+@click.option("--finals-regions", multiple=True, default=("corners",), show_default=True,
+              metavar="corners|X,Y", help="Finals regions: centre cells, repeatable.")
+@click.option("--finals-hamming", type=click.IntRange(min=0), default=DEFAULT_FINALS_HAMMING,
+              show_default=True, help="Hamming of the finals regions' corolles.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@click.option("--openings", "openings_file", default=None, metavar="FILE",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Solve the subtree of every opening of FILE (`e2store openings`) and merge; "
+              "the symmetry break is the file's.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="With --openings: processes to spread the openings over.")
+@click.option("--shard", default=None, metavar="K/S",
+              help="With --openings: solve only openings i with i % S == K.")
 def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
               first: bool, no_break: bool, seed_file: Path | None, save: Path | None,
-              keep: int, max_nodes: int | None, as_json: bool) -> None:
+              keep: int, max_nodes: int | None, as_json: bool, openings_file: Path | None = None,
+              workers: int = 1, shard: str | None = None, **finals) -> None:
     """Solve a puzzle by backtracking and report nodes, solutions and times.
 
     A node is one piece placed.  Progress goes to stderr on long runs; Ctrl-C stops the
     search and reports what was found so far (exit code 130).
     """
     inst = load_instance(instance, fmt, sides, size)
+    fin = (load_finals(finals["finals_store"], inst, list(finals["finals_regions"]),
+                       finals["finals_hamming"]) if finals.get("finals_store") else None)
+    if openings_file is not None:
+        from .cli_openings import solve_with_openings
+
+        if seed_file is not None or no_break or max_nodes is not None:
+            raise SolverError("--openings takes neither --seed, --no-symmetry-break nor "
+                              "--max-nodes (the openings file sets seeds and symmetry)")
+        solve_with_openings(inst, openings_file, workers, scan, first, shard, save, keep,
+                            as_json, finals=fin)
+        return
+    if workers != 1 or shard is not None:
+        raise SolverError("--workers and --shard need --openings FILE")
     seed = read_seed_file(seed_file) if seed_file is not None else None
     symmetry_break = not no_break and seed is None
     result = solve(inst, scan, first=first, symmetry_break=symmetry_break, seed=seed,
                    max_stored=keep, node_limit=max_nodes, progress=True,
-                   stop_on_interrupt=True)
+                   stop_on_interrupt=True, finals=fin)
     if save is not None:
         write_solutions(save, result.boards, inst, result.scan)
     if as_json:
@@ -100,6 +132,10 @@ def format_report(r: SolveResult, inst_name: str, corner: str | None = None,
         lines.append("first      none")
     lines.append(f"nodes      {r.nodes:,} in {r.seconds:.3f} s "
                  f"({r.nodes_per_second / 1e6:,.1f} M nodes/s)")
+    if r.cuts is not None:
+        regions = " ".join(f"({x},{y}):{c:,}" for (x, y), c in zip(r.finals_regions or [],
+                                                                     r.cuts, strict=True))
+        lines.append(f"finals     hamming {r.finals_hamming}, cuts {regions}")
     if save is not None:
         lines.append(f"saved      {r.stored:,} solutions to {save}")
     return "\n".join(lines)

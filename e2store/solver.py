@@ -32,6 +32,7 @@ from tqdm import tqdm
 from . import _solver_kernels as K
 from ._io import atomic_write
 from .errors import InvalidSolutionError, SolverError
+from .finals import FinalsIndex
 from .instance import GREY, Instance
 
 SCAN_ORDERS = ("rowscan", "columnscan", "diagonal", "spiral-in", "spiral-out", "quad-spiral")
@@ -523,6 +524,9 @@ class SolveResult:
     complete: bool = False
     interrupted: bool = False
     boards: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int16))
+    cuts: list[int] | None = None  # with finals: branches cut by each region
+    finals_regions: list[tuple[int, int]] | None = None
+    finals_hamming: int | None = None
 
     @property
     def nodes_per_second(self) -> float:
@@ -545,13 +549,16 @@ class SolveResult:
             "first_nodes": self.first_nodes,
             "first_seconds": None if self.first_seconds is None else round(self.first_seconds, 6),
             "first_solution": self.boards[0].tolist() if self.stored else None,
+            **({} if self.cuts is None else {
+                "cuts": list(self.cuts), "finals_hamming": self.finals_hamming,
+                "finals_regions": [list(c) for c in self.finals_regions or []]}),
         }
 
 
 class _Search:
     """One subtree: the plan plus the kernel's state arrays (resumable)."""
 
-    def __init__(self, plan: Plan, buffer_rows: int):
+    def __init__(self, plan: Plan, buffer_rows: int, finals: FinalsIndex | None = None):
         n = plan.width * plan.height
         nd = max(plan.n_depth, 1)
         self.plan = plan
@@ -570,7 +577,8 @@ class _Search:
         self.stack = np.zeros(plan.stack_size, dtype=np.int64)
         self.sols = np.zeros((buffer_rows, n), dtype=board_dtype(plan.n_pieces))
         self.col = np.ascontiguousarray(plan.col.ravel())
-        self.kernel = K.search_kernel(plan.n_words)
+        self.fin = () if finals is None else finals_state(finals, plan)
+        self.kernel = K.search_kernel(plan.n_words, finals is not None)
 
     def run(self, node_limit: int, first_only: bool) -> np.ndarray:
         """Go on until node_limit (absolute), a first solution, a full buffer or the end;
@@ -586,7 +594,7 @@ class _Search:
         k = self.kernel(self.state, p.dep, p.bstart, p.cand, p.k_col, p.bmask, p.simple,
                         p.crec, self.col, p.n_pieces, self.shown, self.placed, self.used,
                         self.mode, self.keys, self.avail, self.pos, self.end, self.stack,
-                        self.pcs, node_limit, first_only, self.sols)
+                        self.pcs, node_limit, first_only, self.sols, *self.fin)
         return self.sols[:k]
 
     @property
@@ -602,7 +610,38 @@ class _Search:
             self.kernel(finished, p.dep, p.bstart, p.cand, p.k_col, p.bmask, p.simple, p.crec,
                         self.col, p.n_pieces, self.shown, self.placed, self.used, self.mode,
                         self.keys, self.avail, self.pos, self.end, self.stack, self.pcs, 0,
-                        False, self.sols)
+                        False, self.sols, *self.fin)
+
+    @property
+    def cuts(self) -> np.ndarray:
+        """Branches cut by each finals region so far (empty without finals)."""
+        return self.fin[-1] if self.fin else np.zeros(0, dtype=np.int64)
+
+
+def finals_state(finals: FinalsIndex, plan: Plan) -> tuple[np.ndarray, ...]:
+    """The kernel's finals arrays for one subtree: masks, and per region the alive words
+    after the fixed cells as depth 0's level, room for one level per depth after it."""
+    if (finals.width, finals.height, finals.n_pieces) != (plan.width, plan.height,
+                                                           plan.n_pieces):
+        raise SolverError(f"finals index for a {finals.width}x{finals.height} board of "
+                          f"{finals.n_pieces} pieces, instance is {plan.width}x{plan.height}")
+    n_reg, nd = len(finals.regions), plan.n_depth
+    flev = np.zeros((nd + 1, n_reg, 2), dtype=np.int64)  # kernel layout: see FINALS
+    idx_parts, val_parts = [], []
+    base = 0
+    for g in range(n_reg):
+        alive = finals.alive_after(g, plan.fixed)
+        nz = np.flatnonzero(alive)
+        cap = (nd + 1) * len(nz) + 1  # levels only shrink; +1 for the branch-free write
+        idx = np.zeros(cap, dtype=np.int64)
+        val = np.zeros(cap, dtype=np.uint64)
+        idx[:len(nz)], val[:len(nz)] = nz, alive[nz]
+        flev[0, g] = (base, base + len(nz))
+        idx_parts.append(idx)
+        val_parts.append(val)
+        base += cap
+    return (np.ascontiguousarray(finals.mid.T).ravel(), finals.masks, np.concatenate(idx_parts),
+            np.concatenate(val_parts), flev.ravel(), np.zeros(n_reg, dtype=np.int64))
 
 
 def progress_interval() -> float:
@@ -622,6 +661,7 @@ def solve(
     slice_nodes: int = DEFAULT_SLICE_NODES,
     progress: bool = False,
     stop_on_interrupt: bool = False,
+    finals: FinalsIndex | None = None,
 ) -> SolveResult:
     """Search `instance` depth-first in the scan order `scan` and report what was found.
 
@@ -633,7 +673,10 @@ def solve(
     counted and checked.  `node_limit` stops the search early (`complete` is then False).
     The kernel runs `slice_nodes` nodes at a time; between slices a tqdm bar is updated
     (with `progress`) and, with `stop_on_interrupt`, Ctrl-C ends the search cleanly
-    (`interrupted` True) instead of raising KeyboardInterrupt.
+    (`interrupted` True) instead of raising KeyboardInterrupt.  `finals`: a
+    `e2store.finals.FinalsIndex` (`load_finals`); the search then cuts every branch that
+    leaves a region without a compatible corolle and reports `cuts` per region (same
+    solutions, fewer nodes).
     """
     w, h = instance.width, instance.height
     if instance.n_pieces != w * h:
@@ -669,7 +712,8 @@ def solve(
     buffer_rows = max(1, min(4096, max_stored if max_stored > 0 else 1))
     kept: list[np.ndarray] = []
     n_kept = 0
-    searches = [_Search(build_plan(instance, order, root), buffer_rows) for root in roots]
+    searches = [_Search(build_plan(instance, order, root), buffer_rows, finals)
+                for root in roots]
     for search in searches:
         search.warm_up()
     bar = tqdm(desc=f"solve {instance.name}", unit="node", unit_scale=True, disable=not progress,
@@ -713,6 +757,11 @@ def solve(
     finally:
         bar.close()
     result.seconds = time.perf_counter() - t0
+    if finals is not None:
+        result.cuts = [int(c) for c in sum((s.cuts for s in searches),
+                                           np.zeros(len(finals.regions), dtype=np.int64))]
+        result.finals_regions = finals.centres
+        result.finals_hamming = finals.hamming
     result.nodes = done_nodes
     result.boards = (np.concatenate(kept) if kept
                      else np.zeros((0, w * h), dtype=board_dtype(instance.n_pieces)))
