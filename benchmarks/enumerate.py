@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _fresh import in_fresh_process
+
 REFERENCE_SECONDS = 175.0
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -85,13 +87,7 @@ def _case(path: str, kind: str, hamming: int, cell: tuple[int, int] | None, thre
 
 
 def run_case(path: Path, *args) -> dict:
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    p = ctx.Process(target=_case, args=(str(path), *args, q))
-    p.start()
-    res = q.get()
-    p.join()
-    return res
+    return in_fresh_process(_case, str(path), *args)
 
 
 def main() -> int:

@@ -31,6 +31,8 @@ import resource
 import sys
 from pathlib import Path
 
+from _fresh import in_fresh_process
+
 REFERENCE_NODES_PER_S = 3.2e6
 ROOT = Path(__file__).resolve().parents[1]
 QUAD_LIMIT = 500_000_000
@@ -62,13 +64,7 @@ def _case(path: str, scan: str, first: bool, symmetry_break: bool, node_limit: i
 
 
 def run_case(path: Path, *args) -> dict:
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    p = ctx.Process(target=_case, args=(str(path), *args, q))
-    p.start()
-    res = q.get()
-    p.join()
-    return res
+    return in_fresh_process(_case, str(path), *args)
 
 
 def _finals_index(inst, hamming: int, store: Path):
@@ -149,19 +145,9 @@ def _seven_case(path: str, hammings: list[int], samples: int, out: mp.Queue) -> 
     out.put(totals)
 
 
-def _child(target, *args):
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    p = ctx.Process(target=target, args=(*args, q))
-    p.start()
-    res = q.get()
-    p.join()
-    return res
-
-
 def report_finals(six: Path, seven: Path, repeat: int, samples: int) -> list:
     """Run and print the finals cases; returns their rows."""
-    rows = _child(_finals_case, str(six), [1, 2], repeat)
+    rows = in_fresh_process(_finals_case, str(six), [1, 2], repeat)
     base = rows[0]
     print(f"\nfinals, {base['instance']} all solutions, rowscan, corner fixed, corner regions")
     print(f"{'finals':<8}{'solutions':>10}{'nodes':>13}{'saved':>8}{'seconds':>9}"
@@ -174,7 +160,7 @@ def report_finals(six: Path, seven: Path, repeat: int, samples: int) -> list:
               f"{r['seconds'] / r['nodes'] * 1e9:>9.1f}{r['load_seconds']:>8.2f}  "
               f"{r['cuts'] or ''}", flush=True)
     if samples and seven.exists():
-        sev = _child(_seven_case, str(seven), [1, 2], samples)
+        sev = in_fresh_process(_seven_case, str(seven), [1, 2], samples)
         b = sev[0]
         print(f"\nfinals, 7x7 all solutions, rowscan: {b['subtrees']} random complete "
               f"subtrees of {b['of']} (corner + 3 row-0 cells seeded)")
