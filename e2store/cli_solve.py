@@ -71,6 +71,11 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     A node is one piece placed.  Progress goes to stderr on long runs; Ctrl-C stops the
     search and reports what was found so far (exit code 130).
     """
+    ctx = click.get_current_context()
+    given = [f"--{k.replace('_', '-')}" for k in ("finals_regions", "finals_hamming")
+             if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT]
+    if given and not finals.get("finals_store"):
+        raise click.UsageError(f"{', '.join(given)} needs --finals STORE")
     inst = load_instance(instance, fmt, sides, size)
     fin = (load_finals(finals["finals_store"], inst, list(finals["finals_regions"]),
                        finals["finals_hamming"]) if finals.get("finals_store") else None)

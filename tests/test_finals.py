@@ -285,3 +285,16 @@ def test_region_emptied_by_the_seed_cuts_every_node():
     got = solve(inst, "spiral-out", seed=seed, finals=fi)
     assert (boards(got), got.nodes, got.cuts) == (want, nodes, cuts) == ([], nodes, [nodes])
     assert nodes > 0
+
+
+def test_finals_options_need_a_store(tmp_path):
+    from click.testing import CliRunner
+    from helpers import random_instance
+
+    from e2store.cli import main
+    from e2store.formats import write_e2store
+
+    path = tmp_path / "i.e2s"
+    write_e2store(random_instance(3, 3, 1), path)
+    res = CliRunner().invoke(main, ["solve", str(path), "--finals-hamming", "1"])
+    assert res.exit_code == 2 and "--finals-hamming needs --finals STORE" in res.output
