@@ -31,7 +31,6 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from . import _kernels
 from .encode import (
@@ -57,7 +56,8 @@ from .store import (
     _store_lock,
     _write_cartesian,
     _write_walked,
-    check_file_metadata,
+    check_rotations,
+    checked_files,
     clean_staging,
     flat_schema,
     layout_metadata,
@@ -67,6 +67,7 @@ from .store import (
     placements_from_hex,
     placements_hex,
     placements_seen,
+    read_record,
     result_of,
     rotate_placements,
     staging_run,
@@ -270,18 +271,7 @@ def gather_shards(root: Path, instance: Instance, zone: Zone, hamming: int,
 def _row_groups(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
                 form: str) -> Iterator[tuple[int, pa.Table]]:
     """(file index, table) per row group of a complete partition, files checked first."""
-    d = partition_dir(root, instance_id, hamming, zone, rotation)
-    record = d / meta_name(form)
-    if not record.exists():
-        raise StoreError(f"{d}: no complete {form} partition; write it first (`e2store "
-                         f"enumerate`, `e2store gather`, `e2store rotate` or `e2store "
-                         f"encode`)")
-    expected = {"form": form, "instance": instance_id, "hamming": str(hamming),
-                "zone": str(zone), "rotation": str(rotation)}
-    for i, f in enumerate(json.loads(record.read_text())["files"]):
-        pf = pq.ParquetFile(d / f["file"])
-        kv = {k.decode(): v.decode() for k, v in (pf.schema_arrow.metadata or {}).items()}
-        check_file_metadata(d / f["file"], kv, expected)
+    for i, pf in enumerate(checked_files(root, instance_id, hamming, zone, rotation, form)):
         if pf.num_row_groups == 0:
             yield i, pf.schema_arrow.empty_table()
         for g in range(pf.num_row_groups):
@@ -340,15 +330,6 @@ def _stage_partition(root: Path, instance: Instance, zone: Zone, hamming: int, r
     return result_of(meta, skipped=False)
 
 
-def _source_record(root: Path, instance: Instance, zone: Zone, hamming: int, rotation: int,
-                   form: str) -> dict:
-    path = partition_dir(root, instance.id, hamming, zone.id, rotation) / meta_name(form)
-    if not path.exists():
-        raise StoreError(f"{path.parent}: no complete {form} partition at rotation "
-                         f"{rotation}; write it first")
-    return json.loads(path.read_text())
-
-
 def _name_files(stage: Path, form: str, files: list[dict]) -> list[dict]:
     """Rename staged files to the form's sequence `part-00000.parquet`, ... in order."""
     for i, f in enumerate(files):
@@ -368,7 +349,7 @@ def rotate_partition(root: Path, instance: Instance, zone: Zone, hamming: int, r
     if rotation == 0 or rotation not in zone.rotations:
         raise StoreError(f"zone {zone.id}: rotation {rotation} is not derived (the zone's "
                          f"derived rotations: {', '.join(map(str, zone.rotations[1:])) or 'none'})")
-    src = _source_record(root, instance, zone, hamming, 0, form)
+    src = read_record(root, instance.id, hamming, zone.id, 0, form)
     perm = rotation_permutation(hamming, rotation)
     shift = (2 * hamming + 1) * rotation
     meta = layout_metadata(form, instance.id, hamming, zone.id, rotation)
@@ -418,17 +399,14 @@ def encode_partitions(root: Path, instance: Instance, zone: Zone, hamming: int,
     turned for each rotation)."""
     if form not in ("prefix", "cartesian"):
         raise StoreError(f"encode writes the compact forms prefix and cartesian, not {form!r}")
-    for rotation in rotations:
-        if rotation not in zone.rotations:
-            raise StoreError(f"zone {zone.id} has no rotation-{rotation} partition (its "
-                             f"members need rotations {', '.join(map(str, zone.rotations))})")
+    rotations = check_rotations(zone, rotations)
     root = Path(root)
     write_instance_file(root, instance)
     layout = corolle_layout(instance.width, instance.height, zone.x, zone.y, hamming)
     stems: list[CartesianRows] = []  # built on first use, shared by the rotations
 
     def write_prefix(rotation: int, stage: Path):
-        src = _source_record(root, instance, zone, hamming, rotation, "flat")
+        src = read_record(root, instance.id, hamming, zone.id, rotation, "flat")
         schema = prefix_schema(hamming, layout_metadata("prefix", instance.id, hamming,
                                                         zone.id, rotation))
         files: list[dict] = []
@@ -459,4 +437,4 @@ def encode_partitions(root: Path, instance: Instance, zone: Zone, hamming: int,
     return [_stage_partition(root, instance, zone, hamming, r, form,
                              lambda stage, r=r: write(r, stage), force,
                              source="flat" if form == "prefix" else "stems")
-            for r in sorted(set(rotations))]
+            for r in rotations]

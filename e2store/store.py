@@ -732,22 +732,36 @@ def check_file_metadata(path: Path, kv: dict[str, str], expected: dict[str, str]
                              f"`e2store enumerate --force`)")
 
 
-def _read_tables(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
-                 form: str) -> Iterator[pa.Table]:
+def read_record(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
+                form: str) -> dict:
+    """The completion record of a partition; StoreError saying what to run if absent."""
     if form not in FORMS:
         raise StoreError(f"unknown form {form!r} (expected one of {', '.join(FORMS)})")
     d = partition_dir(root, instance_id, hamming, zone, rotation)
     record = d / meta_name(form)
     if not record.exists():
         raise StoreError(f"{d}: no complete {form} partition (run `e2store enumerate "
-                         f"--form {form}` for it)")
-    meta = json.loads(record.read_text())
+                         f"--form {form}` for it, or the stage commands `e2store gather`, "
+                         f"`rotate`, `encode`)")
+    return json.loads(record.read_text())
+
+
+def checked_files(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
+                  form: str) -> Iterator[pq.ParquetFile]:
+    """The Parquet files of a complete partition in order, each checked to belong to it."""
+    d = partition_dir(root, instance_id, hamming, zone, rotation)
     expected = {"form": form, "instance": instance_id, "hamming": str(hamming),
                 "zone": str(zone), "rotation": str(rotation)}
-    for f in meta["files"]:
+    for f in read_record(root, instance_id, hamming, zone, rotation, form)["files"]:
         pf = pq.ParquetFile(d / f["file"])
         kv = {k.decode(): v.decode() for k, v in (pf.schema_arrow.metadata or {}).items()}
         check_file_metadata(d / f["file"], kv, expected)
+        yield pf
+
+
+def _read_tables(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
+                 form: str) -> Iterator[pa.Table]:
+    for pf in checked_files(root, instance_id, hamming, zone, rotation, form):
         yield pf.read()
 
 
