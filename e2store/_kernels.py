@@ -179,84 +179,278 @@ def rotate_rows(cells, front, perm, q, front_shift):
     return out_c, out_f
 
 
-@njit(cache=True, nogil=True)
-def _outer_ring_count(placed, used, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colours,
-                      bstart, cands, colours, share, priv, nsh, shared, choice, prod):
-    """Injective choices of the last ring given a filled stem (levels < n_stem).
+# ---------------------------------------------------------------------------------------
+# Injective choices of the last ring by Moebius inversion over set partitions.
+#
+# The corolles below a stem are the ways to pick one placement per outer list with all
+# pieces distinct.  With w_i(p) the placements of piece p in list i,
+#     injective = sum over set partitions P of the lists of  prod_{B in P} mu(B) g(B),
+#     g(B) = sum_p prod_{i in B} w_i(p),   mu(B) = (-1)^(|B|-1) (|B|-1)!
+# (Moebius inversion on the partition lattice).  A block whose lists share no piece has
+# g = 0, so the sum factorises over the connected components of the "shares a piece"
+# graph, and only partitions into piece-sharing blocks are visited.  Lists are piece
+# bitsets (`pbits[bucket]`, 64 pieces per word) with the stem's pieces masked out; piece
+# weights `pwt[bucket, piece]` are only read when some bucket holds a piece twice.
+# ---------------------------------------------------------------------------------------
 
-    Each outer level's candidates are split into private ones (their piece fits no other
-    outer level) and shared ones; private choices only multiply, so only the shared pieces
-    are walked.  Scratch arrays are the caller's; `share` is left all zero.
-    """
-    m = n_levels - n_stem
-    if m == 0:
-        return 1
-    for i in range(m):
-        key = _bucket(n_stem + i, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
-        for t in range(bstart[key], bstart[key + 1]):
-            p = cands[t] >> 2
-            if not used[p]:
-                share[p] |= 1 << i
-    empty = False
-    for i in range(m):
-        priv[i] = 0
-        nsh[i] = 0
-        key = _bucket(n_stem + i, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
-        for t in range(bstart[key], bstart[key + 1]):
-            p = cands[t] >> 2
-            if used[p]:
-                continue
-            if share[p] == (1 << i):
-                priv[i] += 1
-            else:
-                shared[i, nsh[i]] = p
-                nsh[i] += 1
-        if priv[i] + nsh[i] == 0:
-            empty = True
-    for i in range(m):  # leave `share` clean for the next stem
-        key = _bucket(n_stem + i, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
-        for t in range(bstart[key], bstart[key + 1]):
-            share[cands[t] >> 2] = 0
-    if empty:
-        return 0
+
+@njit(cache=True, nogil=True, inline="always")
+def _popcount(v):
+    v = v - ((v >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    v = (v & np.uint64(0x3333333333333333)) + ((v >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    v = (v + (v >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((v * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True, nogil=True)
+def _block_weight(band, members, n_members, keys, pwt, unit):
+    """g(B): pieces common to every list of the block, weighted by their placements."""
+    nw = band.shape[0]
     total = 0
-    prod[0] = 1
+    for w in range(nw):
+        v = band[w]
+        if unit:
+            total += _popcount(v)
+            continue
+        while v:
+            low = v & (~v + np.uint64(1))
+            p = w * 64 + _popcount(low - np.uint64(1))
+            prod = 1
+            for t in range(n_members):
+                prod *= pwt[keys[members[t]], p]
+            total += prod
+            v ^= low
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lowest(mask):
     i = 0
-    choice[0] = -2
-    while i >= 0:
-        if i == m:
-            total += prod[m]
-            i -= 1
-            continue
-        c = choice[i]
-        if c >= 0:
-            used[shared[i, c]] = False
-        c += 1
-        while c < nsh[i]:
-            if c == -1:
-                if priv[i] > 0:
-                    break
-            elif not used[shared[i, c]]:
-                break
-            c += 1
-        choice[i] = c
-        if c >= nsh[i]:
-            i -= 1
-            continue
-        if c == -1:
-            prod[i + 1] = prod[i] * priv[i]
-        else:
-            used[shared[i, c]] = True
-            prod[i + 1] = prod[i]
+    while not (mask >> i) & 1:
         i += 1
-        if i < m:
-            choice[i] = -2
+    return i
+
+
+@njit(cache=True, nogil=True)
+def _injective(eff, sizes, keys, pwt, unit, m, scratch):
+    """Injective choices of m lists (piece bitsets `eff`, placements `sizes`): the product
+    over the components of the piece-sharing graph of their partition sums."""
+    nw = eff.shape[1]
+    band = scratch[2]
+    ints = scratch[1]
+    adj = ints[2]
+    comp = ints[3]
+    members = ints[4]
+    for i in range(m):
+        adj[i] = 0
+    for i in range(m):
+        for j in range(i + 1, m):
+            for w in range(nw):
+                if eff[i, w] & eff[j, w]:
+                    adj[i] |= np.int64(1) << j
+                    adj[j] |= np.int64(1) << i
+                    break
+    total = 1
+    seen = np.int64(0)
+    for start in range(m):
+        if (seen >> start) & 1:
+            continue
+        cmask = np.int64(1) << start
+        frontier = cmask
+        while frontier:
+            nxt = np.int64(0)
+            f = frontier
+            while f:
+                low = f & -f
+                nxt |= adj[_lowest(low)]
+                f ^= low
+            frontier = nxt & ~cmask
+            cmask |= nxt
+        seen |= cmask
+        k = 0
+        for i in range(m):
+            if (cmask >> i) & 1:
+                comp[k] = i
+                k += 1
+        if k == 1:
+            total *= sizes[comp[0]]
+        elif k == 2:
+            a = comp[0]
+            b = comp[1]
+            for w in range(nw):
+                band[0, w] = eff[a, w] & eff[b, w]
+            members[0] = a
+            members[1] = b
+            total *= sizes[a] * sizes[b] - _block_weight(band[0], members, 2, keys, pwt, unit)
+        else:
+            total *= _partition_sum(eff, sizes, keys, pwt, unit, comp, k, scratch)
+        if total == 0:
+            return 0
     return total
 
 
 @njit(cache=True, nogil=True)
+def _partition_sum(eff, sizes, keys, pwt, unit, comp, k, scratch):
+    """Sum over the partitions of the k lists `comp` into blocks that share a piece.
+
+    First every valid block (lists with a common piece) with its weight mu(|B|) g(B),
+    grouped by its lowest element; then F(S) = sum over the blocks B of S holding S's
+    lowest element of weight(B) F(S - B), memoised top-down from the whole component.
+    """
+    nw = eff.shape[1]
+    band = scratch[2]
+    mu = scratch[3]
+    ints = scratch[1]
+    members = ints[4]
+    elem = ints[5]
+    cand = ints[6]
+    sstate = ints[7]
+    sblk = ints[8]
+    sacc = ints[9]
+    bfirst = ints[10]
+    bmask = scratch[4]
+    bw = scratch[5]
+    fval = scratch[6]
+    fdone = scratch[7]
+    stamp = scratch[8]
+    stamp[0] += 1
+    mark = stamp[0]
+    nb = 0
+    for i in range(k):
+        bfirst[i] = nb
+        bmask[nb] = np.int64(1) << i
+        bw[nb] = sizes[comp[i]]
+        nb += 1
+        for w in range(nw):
+            band[0, w] = eff[comp[i], w]
+        elem[0] = i
+        cand[0] = i + 1
+        d = 0
+        while d >= 0:
+            j = cand[d]
+            if j >= k:
+                d -= 1
+                continue
+            cand[d] = j + 1
+            hit = False
+            for w in range(nw):
+                v = band[d, w] & eff[comp[j], w]
+                band[d + 1, w] = v
+                if v:
+                    hit = True
+            if not hit:
+                continue
+            elem[d + 1] = j
+            msk = np.int64(0)
+            for t in range(d + 2):
+                members[t] = comp[elem[t]]
+                msk |= np.int64(1) << elem[t]
+            bmask[nb] = msk
+            bw[nb] = mu[d + 2] * _block_weight(band[d + 1], members, d + 2, keys, pwt, unit)
+            nb += 1
+            d += 1
+            cand[d] = j + 1
+    bfirst[k] = nb
+    full = (np.int64(1) << k) - 1
+    sp = 0
+    sstate[0] = full
+    sblk[0] = bfirst[0]
+    sacc[0] = 0
+    while sp >= 0:
+        s = sstate[sp]
+        b = sblk[sp]
+        end = bfirst[_lowest(s) + 1]
+        pushed = False
+        while b < end:
+            blk = bmask[b]
+            if blk & ~s == 0:
+                rest = s & ~blk
+                if rest == 0:
+                    sacc[sp] += bw[b]
+                elif fdone[rest] == mark:
+                    sacc[sp] += bw[b] * fval[rest]
+                else:
+                    sblk[sp] = b
+                    sp += 1
+                    sstate[sp] = rest
+                    sblk[sp] = bfirst[_lowest(rest)]
+                    sacc[sp] = 0
+                    pushed = True
+                    break
+            b += 1
+        if pushed:
+            continue
+        fval[s] = sacc[sp]
+        fdone[s] = mark
+        sp -= 1
+    return fval[full]
+
+
+@njit(cache=True, nogil=True)
+def ring_scratch(m, nw):
+    """Scratch arrays of `_outer_ring_mobius` for m outer lists of nw-word piece bitsets:
+    (eff, ints, band, mu, block masks, block weights, memo values, memo marks, stamp)."""
+    mm = max(m, 1)
+    mu = np.zeros(mm + 2, dtype=np.int64)
+    f = 1
+    for s in range(1, mm + 2):
+        mu[s] = f if s % 2 == 1 else -f
+        f *= s
+    return (np.zeros((mm, nw), dtype=np.uint64), np.zeros((11, mm + 2), dtype=np.int64),
+            np.zeros((mm + 1, nw), dtype=np.uint64), mu,
+            np.zeros(1 << mm, dtype=np.int64), np.zeros(1 << mm, dtype=np.int64),
+            np.zeros(1 << mm, dtype=np.int64), np.zeros(1 << mm, dtype=np.int64),
+            np.zeros(1, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True)
+def _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colours,
+                       bstart, colours, pbits, pwt, unit, scratch):
+    """Injective choices of the last ring given a filled stem (levels < n_stem) whose
+    pieces are the bits of `ubits`; nothing is walked but piece-sharing partitions."""
+    m = n_levels - n_stem
+    if m == 0:
+        return 1
+    eff = scratch[0]
+    ints = scratch[1]
+    keys = ints[0]
+    sizes = ints[1]
+    nw = eff.shape[1]
+    for i in range(m):
+        key = _bucket(n_stem + i, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+        keys[i] = key
+        s = bstart[key + 1] - bstart[key]
+        for w in range(nw):
+            v = pbits[key, w]
+            hit = v & ubits[w]
+            eff[i, w] = v ^ hit
+            if hit:
+                if unit:
+                    s -= _popcount(hit)
+                else:
+                    while hit:
+                        low = hit & (~hit + np.uint64(1))
+                        s -= pwt[key, w * 64 + _popcount(low - np.uint64(1))]
+                        hit ^= low
+        if s == 0:
+            return 0
+        sizes[i] = s
+    return _injective(eff, sizes, keys, pwt, unit, m, scratch)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _has(ubits, p):
+    return (ubits[p >> 6] >> np.uint64(p & 63)) & np.uint64(1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _flip(ubits, p):
+    ubits[p >> 6] ^= np.uint64(1) << np.uint64(p & 63)
+
+
+@njit(cache=True, nogil=True)
 def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bstart,
-                     cands, colours, n_pieces, max_bucket):
+                     cands, colours, n_pieces, pbits, pwt, unit):
     """Count corolles below each stem prefix without walking the last ring.
 
     The stem is the first `n_stem` levels (rings 0..h-1); each prefix fixes its first k
@@ -267,27 +461,22 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
     m = n_levels - n_stem
     counts = np.zeros(n_pref, dtype=np.int64)
     stems = np.zeros(n_pref, dtype=np.int64)
-    used = np.zeros(n_pieces, dtype=np.bool_)
+    ubits = np.zeros(pbits.shape[1], dtype=np.uint64)
     placed = np.zeros(max(n_levels, 1), dtype=np.int64)
     pos = np.zeros(max(n_levels, 1), dtype=np.int64)
     end = np.zeros(max(n_levels, 1), dtype=np.int64)
-    share = np.zeros(n_pieces, dtype=np.int64)
-    priv = np.zeros(max(m, 1), dtype=np.int64)
-    nsh = np.zeros(max(m, 1), dtype=np.int64)
-    shared = np.zeros((max(m, 1), max(max_bucket, 1)), dtype=np.int64)
-    choice = np.zeros(max(m, 1), dtype=np.int64)
-    prod = np.zeros(m + 1, dtype=np.int64)
+    scratch = ring_scratch(m, pbits.shape[1])
     for b in range(n_pref):
-        used[:] = False
+        ubits[:] = 0
         for j in range(k):
             placed[j] = prefixes[b, j]
-            used[placed[j] >> 2] = True
+            _flip(ubits, placed[j] >> 2)
         cnt = 0
         nst = 0
         if k == n_stem:
-            cnt = _outer_ring_count(placed, used, n_stem, n_levels, nb1, ns1, nb2, ns2, base,
-                                    n_colours, bstart, cands, colours, share, priv, nsh,
-                                    shared, choice, prod)
+            cnt = _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2,
+                                     base, n_colours, bstart, colours, pbits, pwt, unit,
+                                     scratch)
             counts[b] = cnt
             stems[b] = 1 if cnt > 0 else 0
             continue
@@ -300,22 +489,22 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
                 level -= 1
                 if level < k:
                     break
-                used[placed[level] >> 2] = False
+                _flip(ubits, placed[level] >> 2)
                 continue
             c = cands[pos[level]]
             pos[level] += 1
-            if used[c >> 2]:
+            if _has(ubits, c >> 2):
                 continue
             placed[level] = c
-            used[c >> 2] = True
+            _flip(ubits, c >> 2)
             if level + 1 == n_stem:
-                got = _outer_ring_count(placed, used, n_stem, n_levels, nb1, ns1, nb2, ns2,
-                                        base, n_colours, bstart, cands, colours, share, priv,
-                                        nsh, shared, choice, prod)
+                got = _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2,
+                                         base, n_colours, bstart, colours, pbits, pwt, unit,
+                                         scratch)
                 cnt += got
                 if got > 0:
                     nst += 1
-                used[c >> 2] = False
+                _flip(ubits, c >> 2)
                 continue
             level += 1
             key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
@@ -328,7 +517,7 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
 
 @njit(cache=True, nogil=True)
 def cartesian_stems(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bstart,
-                    cands, colours, n_pieces, max_bucket, fill, stems_out, counts_out,
+                    cands, colours, n_pieces, pbits, pwt, unit, fill, stems_out, counts_out,
                     lens_out, values_out, totals):
     """Stems (fillings of levels < n_stem) with at least one completion, and their last-ring
     candidate lists; the product of the last ring is never walked.
@@ -341,23 +530,18 @@ def cartesian_stems(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colo
     """
     n_pref, k = prefixes.shape
     m = n_levels - n_stem
-    used = np.zeros(n_pieces, dtype=np.bool_)
+    ubits = np.zeros(pbits.shape[1], dtype=np.uint64)
     placed = np.zeros(max(n_levels, 1), dtype=np.int64)
     pos = np.zeros(max(n_levels, 1), dtype=np.int64)
     end = np.zeros(max(n_levels, 1), dtype=np.int64)
-    share = np.zeros(n_pieces, dtype=np.int64)
-    priv = np.zeros(max(m, 1), dtype=np.int64)
-    nsh = np.zeros(max(m, 1), dtype=np.int64)
-    shared = np.zeros((max(m, 1), max(max_bucket, 1)), dtype=np.int64)
-    choice = np.zeros(max(m, 1), dtype=np.int64)
-    prod = np.zeros(m + 1, dtype=np.int64)
+    scratch = ring_scratch(m, pbits.shape[1])
     cursor = np.zeros(m + 1, dtype=np.int64)
     row = 0
     for b in range(n_pref):
-        used[:] = False
+        ubits[:] = 0
         for j in range(k):
             placed[j] = prefixes[b, j]
-            used[placed[j] >> 2] = True
+            _flip(ubits, placed[j] >> 2)
         level = k
         if k < n_stem:
             key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
@@ -370,23 +554,23 @@ def cartesian_stems(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colo
                     level -= 1
                     if level < k:
                         break
-                    used[placed[level] >> 2] = False
+                    _flip(ubits, placed[level] >> 2)
                     continue
                 c = cands[pos[level]]
                 pos[level] += 1
-                if used[c >> 2]:
+                if _has(ubits, c >> 2):
                     continue
                 placed[level] = c
-                used[c >> 2] = True
+                _flip(ubits, c >> 2)
                 if level + 1 < n_stem:
                     level += 1
                     key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
                     pos[level] = bstart[key]
                     end[level] = bstart[key + 1]
                     continue
-            got = _outer_ring_count(placed, used, n_stem, n_levels, nb1, ns1, nb2, ns2, base,
-                                    n_colours, bstart, cands, colours, share, priv, nsh,
-                                    shared, choice, prod)
+            got = _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2,
+                                     base, n_colours, bstart, colours, pbits, pwt, unit,
+                                     scratch)
             if got > 0:
                 for i in range(m):
                     key = _bucket(n_stem + i, placed, nb1, ns1, nb2, ns2, base, n_colours,
@@ -394,7 +578,7 @@ def cartesian_stems(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colo
                     n_i = 0
                     for t in range(bstart[key], bstart[key + 1]):
                         v = cands[t]
-                        if not used[v >> 2]:
+                        if not _has(ubits, v >> 2):
                             if fill:
                                 values_out[i, cursor[i]] = v
                             cursor[i] += 1
@@ -408,7 +592,7 @@ def cartesian_stems(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colo
                 row += 1
             if complete:
                 break
-            used[placed[level] >> 2] = False
+            _flip(ubits, placed[level] >> 2)
     totals[0] = row
     for i in range(m):
         totals[1 + i] = cursor[i]
@@ -587,3 +771,12 @@ def mark_placements(seen, cells):
             v = cells[i, j]
             if 0 <= v < m:
                 row[v] = True
+
+
+@njit(cache=True, nogil=True)
+def injective_choices(eff, sizes, keys, pwt, unit):
+    """Injective choices of the lists `eff` (piece bitsets) with `sizes` placements each;
+    `pwt[keys[i], p]` is list i's placements of piece p.  The last-ring count on its own."""
+    m = eff.shape[0]
+    return _injective(eff.copy(), sizes.copy(), keys.copy(), pwt, unit, m,
+                      ring_scratch(m, eff.shape[1]))

@@ -197,8 +197,7 @@ def cartesian_rows(instance: Instance, x: int, y: int, hamming: int, *,
 def _cartesian_rows(instance: Instance, layout: Layout, threads: int) -> CartesianRows:
     hamming = layout.hamming
     work = stem_work(instance, layout, threads, 64)
-    table, n_stem, max_bucket, batches, args = (work.table, work.n_stem, work.max_bucket,
-                                                work.batches, work.args)
+    table, n_stem, batches, args = work.table, work.n_stem, work.batches, work.args
     s_in = n_slots(hamming - 1) if hamming > 0 else 0
     m = layout.n_levels - n_stem
 
@@ -206,7 +205,7 @@ def _cartesian_rows(instance: Instance, layout: Layout, threads: int) -> Cartesi
         totals = np.zeros(m + 1, dtype=np.int64)
         dummy2 = np.zeros((0, 0), dtype=np.int64)
         _kernels.cartesian_stems(batch, n_stem, layout.n_levels, *args, table.n_pieces,
-                                 max_bucket, False, dummy2, np.zeros(0, np.int64),
+                                 *work.ring, False, dummy2, np.zeros(0, np.int64),
                                  np.zeros((0, 0), np.int32), np.zeros((0, 0), np.int16), totals)
         rows = int(totals[0])
         stems = np.zeros((rows, n_stem), dtype=np.int64)
@@ -214,7 +213,7 @@ def _cartesian_rows(instance: Instance, layout: Layout, threads: int) -> Cartesi
         lens = np.zeros((rows, m), dtype=np.int32)
         values = np.zeros((m, int(totals[1:].max()) if m else 0), dtype=np.int16)
         _kernels.cartesian_stems(batch, n_stem, layout.n_levels, *args, table.n_pieces,
-                                 max_bucket, True, stems, counts, lens, values, totals)
+                                 *work.ring, True, stems, counts, lens, values, totals)
         return stems, counts, lens, values, totals[1:].copy()
 
     with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:

@@ -27,10 +27,10 @@ from .enumerate import (
     corolle_layout,
 )
 from .errors import ZoneError
-from .geometry import n_slots
+from .geometry import n_slots, rotate_kinds
 from .instance import Instance
 
-MAX_HAMMING = 15  # ring h has 4h cells, tracked as bits of an int64
+MAX_HAMMING = 5  # ring h has 4h <= 20 lists: a block's Moebius factor (4h-1)! fits an int64
 
 
 @dataclass(frozen=True)
@@ -52,43 +52,84 @@ class StemWork:
     layout: Layout
     table: CandidateTable
     n_stem: int  # levels of rings 0..h-1; the remaining levels form ring h
-    max_bucket: int  # longest candidate list, for the kernels' scratch space
     batches: list[np.ndarray]
     args: tuple
+    ring: tuple  # (pbits, pwt, unit): the buckets as piece sets, for the last-ring kernels
+    order: int = 1  # the batches hold centres with rotation < 4/order: counts times order
 
 
-def stem_work(instance: Instance, layout: Layout, threads: int, per_thread: int) -> StemWork:
-    """Candidate table, stem size and about `per_thread * threads` prefix batches."""
+def ring_arrays(table: CandidateTable) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Every bucket as a piece bitset (64 pieces per word) and its placements per piece.
+
+    `pwt[b, p]` is how many placements of piece p bucket b holds (a piece with a repeated
+    colour can fit one cell in two rotations); `unit` says no bucket holds a piece twice,
+    so the kernels may count a set's placements by popcount.
+    """
+    n_buckets = len(table.bstart) - 1
+    words = max(1, (table.n_pieces + 63) // 64)
+    bucket = np.repeat(np.arange(n_buckets), np.diff(table.bstart))
+    pieces = table.cands >> 2
+    pwt = np.zeros((n_buckets, table.n_pieces), dtype=np.int64)
+    np.add.at(pwt, (bucket, pieces), 1)
+    pbits = np.zeros((n_buckets, words), dtype=np.uint64)
+    b, p = np.nonzero(pwt)
+    np.bitwise_or.at(pbits, (b, p >> 6), np.left_shift(np.uint64(1), (p & 63).astype(np.uint64)))
+    return pbits, pwt, bool(pwt.max(initial=0) <= 1)
+
+
+def symmetry_order(layout: Layout) -> int:
+    """Quarter turns (4, 2 or 1) that map the corolle's shape onto itself.
+
+    Turning a corolle of a shape with order q by 4/q quarter turns gives another corolle of
+    the same shape whose centre turned by 4/q: the corolles split evenly by the centre's
+    rotation modulo 4/q, so counting centres with r < 4/q and multiplying by q is exact.
+    """
+    for q, turns in ((4, 1), (2, 2)):
+        if np.array_equal(rotate_kinds(layout.kinds, layout.hamming, turns), layout.kinds):
+            return q
+    return 1
+
+
+def stem_work(instance: Instance, layout: Layout, threads: int, per_thread: int, *,
+              symmetric: bool = False) -> StemWork:
+    """Candidate table, stem size and about `per_thread * threads` prefix batches.
+
+    With `symmetric`, a shape that a turn maps onto itself keeps only the centres that
+    `symmetry_order` says suffice (the caller multiplies by `order`).
+    """
     if layout.hamming > MAX_HAMMING:
         raise ZoneError(f"hamming {layout.hamming} is too large for the stem kernels "
                         f"(expected h <= {MAX_HAMMING})")
     table = candidate_table(instance, layout)
     inner = n_slots(layout.hamming - 1) if layout.hamming > 0 else 0
     n_stem = int(np.count_nonzero(layout.slot_of < inner))
-    sizes = np.diff(table.bstart)
     if n_stem > 1:
         prefixes, _ = _choose_prefix_depth(layout.truncated(n_stem), table,
                                            64 * max(1, threads))
     else:
         prefixes = np.zeros((1, 0), dtype=np.int64)
+    order = symmetry_order(layout) if symmetric and prefixes.shape[1] > 0 else 1
+    if order > 1:
+        prefixes = prefixes[(prefixes[:, 0] & 3) < 4 // order]
     batches = (np.array_split(prefixes, min(len(prefixes), per_thread * max(1, threads)))
                if len(prefixes) else [])
-    return StemWork(layout, table, n_stem, int(sizes.max()) if len(sizes) else 0, batches,
-                    _kernel_args(layout, table))
+    return StemWork(layout, table, n_stem, batches, _kernel_args(layout, table),
+                    ring_arrays(table), order)
 
 
 def count_factorised(instance: Instance, x: int, y: int, hamming: int, *, threads: int = 1,
-                     progress: bool = False) -> FactorisedCount:
-    """Count the hamming-h corolles at (x, y) from stems and last-ring candidate lists."""
+                     progress: bool = False, symmetric: bool = True) -> FactorisedCount:
+    """Count the hamming-h corolles at (x, y) from stems and last-ring candidate lists
+    (`symmetric`: use the shape's turn symmetry, see `symmetry_order`)."""
     t0 = time.perf_counter()
     work = stem_work(instance, corolle_layout(instance.width, instance.height, x, y, hamming),
-                     threads, 256)
-    layout, table, n_stem, max_bucket, batches, args = (
-        work.layout, work.table, work.n_stem, work.max_bucket, work.batches, work.args)
+                     threads, 256, symmetric=symmetric)
+    layout, table, n_stem, batches, args = (
+        work.layout, work.table, work.n_stem, work.batches, work.args)
 
     def run(batch: np.ndarray) -> tuple[int, int]:
         c, s = _kernels.count_factorised(batch, n_stem, layout.n_levels, *args,
-                                         table.n_pieces, max_bucket)
+                                         table.n_pieces, *work.ring)
         return int(c.sum()), int(s.sum())
 
     total = stems = 0
@@ -100,4 +141,5 @@ def count_factorised(instance: Instance, x: int, y: int, hamming: int, *, thread
                 total += c
                 stems += s
                 bar.update()
-    return FactorisedCount(x, y, hamming, total, stems, time.perf_counter() - t0)
+    return FactorisedCount(x, y, hamming, total * work.order, stems * work.order,
+                           time.perf_counter() - t0)

@@ -154,7 +154,7 @@ def shard_split(instance: Instance, zone: Zone, hamming: int, shards: int) -> Sh
     weights = np.zeros(len(pref), dtype=np.int64)
     if len(pref):  # depth <= n_stem: the factorised kernel counts below each prefix
         weights = _kernels.count_factorised(pref, work.n_stem, layout.n_levels, *work.args,
-                                            work.table.n_pieces, work.max_bucket)[0]
+                                            work.table.n_pieces, *work.ring)[0]
     cum = np.cumsum(weights + 1)  # +1: a prefix with no corolle still costs its walk
     total = int(cum[-1]) if len(cum) else 0
     cuts = np.searchsorted(cum, np.arange(1, shards) * total / shards, side="right")

@@ -5,6 +5,7 @@ They share no code with `e2store` beyond numpy, so agreeing with them means some
 
 from __future__ import annotations
 
+import itertools
 import random
 
 
@@ -205,3 +206,9 @@ def naive_placement_sets(cells: list[list[int]], n_placements: int) -> list[set[
     """Twin of `_kernels.mark_placements`: per slot (row of slot-major cells), the set of
     placements 0..n_placements-1 it takes."""
     return [{v for v in row if 0 <= v < n_placements} for row in cells]
+
+
+def naive_injective(lists: list[list[int]]) -> int:
+    """Choices of one placement (piece*4+r) per list with no piece twice, by brute force."""
+    return sum(len({c >> 2 for c in choice}) == len(choice)
+               for choice in itertools.product(*lists))
