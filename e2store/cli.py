@@ -32,6 +32,7 @@ def main() -> None:
 def _register() -> None:
     from . import (
         cli_corolles,
+        cli_counts,
         cli_instance,
         cli_openings,
         cli_query,
@@ -41,7 +42,8 @@ def _register() -> None:
         cli_summary,
     )
 
-    for cmd in (cli_instance.COMMANDS + cli_corolles.COMMANDS + cli_summary.COMMANDS
+    for cmd in (cli_instance.COMMANDS + cli_corolles.COMMANDS + cli_counts.COMMANDS
+                + cli_summary.COMMANDS
                 + cli_stages.COMMANDS + cli_query.COMMANDS + cli_render.COMMANDS
                 + cli_solve.COMMANDS + cli_openings.COMMANDS):
         main.add_command(cmd)

@@ -45,6 +45,7 @@ TITLES = {
 _CSV_DIGITS = {"seconds": 6, "bytes": 4}
 _MD_DIGITS = {"seconds": 3, "bytes": 2}
 INSTANCE_FILE = "instance.e2s"
+COUNT_FORM = "count"  # a Table of exact counts (e2store.counts), not of a store's partitions
 
 
 class _Missing:
@@ -232,11 +233,16 @@ def table_csv(table: Table) -> str:
 
 def table_markdown(table: Table) -> str:
     """The table as Markdown: title, a row per cell `x y`, a column per board."""
+    counts = table.form == COUNT_FORM
+    title = "Counting seconds" if counts and table.metric == "seconds" else TITLES[table.metric]
+    source = ("exact factorised counts (stems times injective last-ring choices), seconds "
+              "summed over the zone's shards" if counts
+              else f"{table.form} form, rotation-0 partitions")
     lines = [
-        f"# {TITLES[table.metric]}, hamming {table.hamming}",
+        f"# {title}, hamming {table.hamming}",
         "",
         f"Per zone cell `x y` (the zone's canonical cell, north-west quadrant) and board; "
-        f"{table.form} form, rotation-0 partitions.",
+        f"{source}.",
         "",
         "| x y | " + " | ".join(table.labels) + " |",
         "|---|" + "--:|" * len(table.labels),
@@ -249,7 +255,7 @@ def table_markdown(table: Table) -> str:
         + ".",
         "Blank: not a zone's canonical cell on that board"
         + (" (or no corolles)" if table.metric == "bytes" else "")
-        + "; ?: the zone is not in the store.", ""]
+        + ("; ?: not counted yet." if counts else "; ?: the zone is not in the store."), ""]
     return "\n".join(lines)
 
 

@@ -1,0 +1,175 @@
+"""Count-table commands: `e2store counts`, `e2store count-shard`, `e2store count-tables`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from .cli_corolles import _threads_option, parse_cells
+from .cli_instance import Size, instance_options, load_instance
+from .counts import auto_shards, count_tables, count_zone, run_shard, zone_records
+from .errors import StoreError
+from .instance import Instance
+from .tables import Board, write_tables
+from .zones import zone_map
+
+
+def _cells(inst: Instance, hamming: int, at: tuple[str, ...]) -> list[tuple[int, int]]:
+    zm = zone_map(inst.width, inst.height, hamming)
+    if not at:
+        return [(z.x, z.y) for z in zm.zones]
+    wanted = parse_cells(at)
+    cells = ([(x, y) for y in range(inst.height) for x in range(inst.width)]
+             if wanted is None else wanted)
+    for x, y in cells:
+        zm.check_cell(x, y)
+    return cells
+
+
+def _board(path: Path, inst: Instance) -> Board:
+    return Board(inst.id, path.stem, inst.width, inst.height)
+
+
+def _shard_spec(value: str) -> tuple[int, int]:
+    try:
+        k, s = (int(v) for v in value.split("/"))
+    except ValueError:
+        raise click.BadParameter(f"bad shard {value!r}: expected K/S such as 0/4") from None
+    if s < 1 or not 0 <= k < s:
+        raise click.BadParameter(f"bad shard {value!r}: expected 0 <= K < S")
+    return k, s
+
+
+_out_option = click.option("--out", "out", required=True,
+                           type=click.Path(file_okay=False, path_type=Path),
+                           help="Directory of the shard records (resumable).")
+
+
+@click.command("counts")
+@click.argument("instances", nargs=-1, required=True,
+                type=click.Path(dir_okay=False, path_type=Path))
+@instance_options
+@click.option("--hamming", "hammings", type=click.IntRange(min=0), multiple=True,
+              required=True, help="Corolle radius h (repeatable).")
+@click.option("--at", "at", multiple=True, metavar="X,Y|all",
+              help="Cells to count (repeatable); default: every zone's canonical cell.")
+@_out_option
+@click.option("--shard-stems", type=click.IntRange(min=1), default=50_000_000,
+              show_default=True,
+              help="Aim for about this many stems (hamming h-1 corolles) per shard.")
+@click.option("--max-shards", type=click.IntRange(min=1), default=64, show_default=True,
+              help="At most this many shards per zone.")
+@click.option("--tables", "tables_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Also write corolles_h<h> and seconds_h<h> (.csv, .md) here.")
+@_threads_option
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per zone.")
+def counts(instances: tuple[Path, ...], fmt: str, sides: str | None, size: Size | None,
+           hammings: tuple[int, ...], at: tuple[str, ...], out: Path, shard_stems: int,
+           max_shards: int, tables_dir: Path | None, threads: int, as_json: bool) -> None:
+    """Exact corolle counts per zone, shard by shard; a rerun resumes from the records."""
+    loaded = [(p, load_instance(p, fmt, sides, size)) for p in instances]
+    if not as_json:
+        click.echo(f"{'board':<22} {'h':>2} {'x':>3} {'y':>3} {'corolles':>28} "
+                   f"{'shards':>6} {'seconds':>10}")
+    for h in hammings:
+        for path, inst in loaded:
+            for x, y in _cells(inst, h, at):
+                shards = auto_shards(inst, x, y, h, shard_stems, max_shards)
+                z = count_zone(out, inst, x, y, h, shards, threads=threads, progress=True)
+                if as_json:
+                    click.echo(json.dumps({"instance": inst.id, "x": x, "y": y, "zone": z.zone,
+                                           "hamming": h, "corolles": z.corolles,
+                                           "stems": z.stems, "shards": shards,
+                                           "resumed": z.resumed,
+                                           "seconds": round(z.seconds, 6)}))
+                else:
+                    click.echo(f"{path.stem:<22} {h:>2} {x:>3} {y:>3} {z.corolles:>28,} "
+                               f"{shards:>6} {z.seconds:>10.2f}")
+    if tables_dir is not None:
+        write_tables(count_tables(out, [(_board(p, i), i) for p, i in loaded], hammings),
+                     tables_dir)
+
+
+@click.command("count-shard")
+@click.argument("instance", type=click.Path(dir_okay=False, path_type=Path))
+@instance_options
+@click.option("--hamming", type=click.IntRange(min=0), required=True)
+@click.option("--at", "at", required=True, metavar="X,Y", help="The zone's cell.")
+@click.option("--shard", "shard", required=True, metavar="K/S",
+              help="Shard K of S (0-based) of the zone's stem prefixes.")
+@_out_option
+@_threads_option
+@click.option("--json", "as_json", is_flag=True, help="Print the shard's result as JSON.")
+def count_shard_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None,
+                    hamming: int, at: str, shard: str, out: Path, threads: int,
+                    as_json: bool) -> None:
+    """Count one shard of one zone and write its record (skipped when already there)."""
+    inst = load_instance(instance, fmt, sides, size)
+    k, s = _shard_spec(shard)
+    (x, y), = _cells(inst, hamming, (at,))
+    got = run_shard(out, inst, x, y, hamming, k, s, threads=threads, progress=True)
+    line = {"instance": inst.id, "x": x, "y": y, "hamming": hamming, "shard": k, "shards": s,
+            "corolles": got.corolles, "stems": got.stems, "resumed": got.resumed,
+            "seconds": round(got.seconds, 6)}
+    click.echo(json.dumps(line) if as_json else
+               f"({x},{y}) h={hamming} shard {k}/{s}: {got.corolles:,} corolles"
+               f"{' (record already there)' if got.resumed else ''}")
+
+
+@click.command("count-plan")
+@click.argument("instance", type=click.Path(dir_okay=False, path_type=Path))
+@instance_options
+@click.option("--hamming", type=click.IntRange(min=0), required=True)
+@click.option("--shard-stems", type=click.IntRange(min=1), default=50_000_000,
+              show_default=True)
+@click.option("--max-shards", type=click.IntRange(min=1), default=64, show_default=True)
+@click.option("-o", "output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="JSON plan: every zone's cell and shard count.")
+def count_plan(instance: Path, fmt: str, sides: str | None, size: Size | None, hamming: int,
+               shard_stems: int, max_shards: int, output: Path) -> None:
+    """Plan a count table: the zones of the board and the shards of each."""
+    from .store import atomic_write_text
+
+    inst = load_instance(instance, fmt, sides, size)
+    zones = [{"x": x, "y": y, "shards": auto_shards(inst, x, y, hamming, shard_stems,
+                                                     max_shards)}
+             for x, y in _cells(inst, hamming, ())]
+    atomic_write_text(output, json.dumps({"instance": inst.id, "hamming": hamming,
+                                          "zones": zones}, indent=1) + "\n")
+
+
+@click.command("count-tables")
+@click.argument("instances", nargs=-1, required=True,
+                type=click.Path(dir_okay=False, path_type=Path))
+@instance_options
+@click.option("--hamming", "hammings", type=click.IntRange(min=0), multiple=True,
+              required=True)
+@_out_option
+@click.option("--require", is_flag=True,
+              help="Fail unless every zone of every board has a complete set of shard records.")
+@click.option("-o", "output", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory of the tables.")
+def count_tables_cmd(instances: tuple[Path, ...], fmt: str, sides: str | None,
+                     size: Size | None, hammings: tuple[int, ...], out: Path, require: bool,
+                     output: Path) -> None:
+    """Write corolles_h<h> and seconds_h<h> tables (.csv, .md) from the shard records."""
+    loaded = [(p, load_instance(p, fmt, sides, size)) for p in instances]
+    if require:
+        for h in hammings:
+            for _, inst in loaded:
+                done = {(r["x"], r["y"]) for r in zone_records(out, inst.id, h)}
+                missing = [c for c in _cells(inst, h, ()) if c not in done]
+                if missing:
+                    raise StoreError(
+                        f"{inst.id} h={h}: zone cell(s) "
+                        f"{' '.join(f'{x},{y}' for x, y in missing)} have no complete "
+                        f"set of shard records under {out}; run `e2store counts` or "
+                        f"`e2store count-shard` for them first")
+    for p in write_tables(count_tables(out, [(_board(p, i), i) for p, i in loaded], hammings),
+                          output):
+        click.echo(str(p))
+
+
+COMMANDS = [counts, count_shard_cmd, count_plan, count_tables_cmd]
