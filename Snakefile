@@ -8,6 +8,8 @@ instance statistics.
     snakemake --cores 2 --configfile config/benchmark.yaml --replace-workflow-config
     snakemake --profile profiles/slurm       # on a SLURM cluster (edit the profile first)
     snakemake --cores 2 --configfile my.yaml # with a `solve:` section: openings, shards, merge
+    snakemake counts_tables --cores 2 --configfile config/counts.yaml --replace-workflow-config
+                                             # exact count tables (a `counts:` section)
 
 Rules live in pipeline/rules/; the config schema in schemas/config.schema.yaml.
 """
@@ -32,6 +34,7 @@ include: "pipeline/rules/enumerate.smk"
 include: "pipeline/rules/summary.smk"
 include: "pipeline/rules/tables.smk"
 include: "pipeline/rules/solve.smk"
+include: "pipeline/rules/counts.smk"
 
 
 localrules:
@@ -45,6 +48,7 @@ localrules:
     plots,
     zone_map,
     instance_stats,
+    counts_tables,
 
 
 rule all:

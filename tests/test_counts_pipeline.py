@@ -1,0 +1,199 @@
+"""The count-table rules of the main job (pipeline/rules/counts.smk): the `counts:` config
+section, an end-to-end run on the benchmark 4x4 and a generated 2x2 (values against an
+independent factorised count and DESIGN.md's worked example, a no-op rerun, a shard
+recomputed after its record is deleted), and dry runs of config/counts.yaml and of the
+default config."""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import SHARED
+from helpers import random_instance
+from test_pipeline import REPO, _benchmark_file, _job_counts, _snakemake, _validate
+
+from e2store.factorised import count_factorised
+from e2store.formats import read_instance
+from e2store.zones import zone_map
+
+BENCH = "../shared/instances/benchmark"
+# a 2x2 (one zone: two quick jobs, a second column) beside the benchmark 4x4, whose hamming-2
+# zone (1,1) has 797 stems (its hamming-1 corolles) -> 2 shards
+COUNTS = {"instances": {"b2": "pieces_2x2.txt", "b4": f"{BENCH}/pieces_4x4.txt"},
+          "hamming": [1, 2], "shard_stems": 400, "max_shards": 2, "threads": 1}
+CFG = {"results": "res", "hamming": [1], "forms": ["flat"],
+       "instances": {"b4": f"{BENCH}/pieces_4x4.txt"}, "counts": COUNTS}
+TABLES = sorted(f"{m}_h{h}.{ext}" for m in ("corolles", "seconds") for h in (1, 2)
+                for ext in ("csv", "md"))
+# DESIGN.md, worked example (benchmark pieces_4x4.txt)
+WORKED = {1: {(0, 0): 56, (1, 0): 294, (0, 1): 294, (1, 1): 797},
+          2: {(0, 0): 708, (1, 0): 1268, (0, 1): 1301, (1, 1): 320}}
+
+
+def _workdir(root: Path) -> Path:
+    """root/main with root/shared -> ../shared, so the config's paths read as from the repo."""
+    if not SHARED.is_dir():
+        pytest.skip(f"shared instances not found at {SHARED}")
+    work = root / "main"
+    work.mkdir(parents=True)
+    (root / "shared").symlink_to(SHARED.parent)
+    (work / "cfg.yaml").write_text(yaml.safe_dump(CFG))
+    _benchmark_file(work / "pieces_2x2.txt", random_instance(2, 2, seed=4, n_frame=2, n_inner=4))
+    return work
+
+
+def _run(work: Path, config: Path, *extra: str):
+    """Snakemake with the targets first (--configfile takes every word after it)."""
+    return _snakemake(work, None, *extra, "--configfile", str(config))
+
+
+def _csv(path: Path) -> dict[tuple[int, int], dict[str, str]]:
+    with path.open(newline="") as fh:
+        return {(int(r["x"]), int(r["y"])): r for r in csv.DictReader(fh)}
+
+
+def _tree(root: Path) -> dict[str, int]:
+    """mtime_ns of every file under root, by relative path."""
+    return {p.relative_to(root).as_posix(): p.stat().st_mtime_ns
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def counts_run(tmp_path_factory):
+    """`snakemake counts_tables` run once on the tiny config; (workdir, seconds)."""
+    work = _workdir(tmp_path_factory.mktemp("counts"))
+    t0 = time.perf_counter()
+    proc = _run(work, work / "cfg.yaml", "counts_tables")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return work, time.perf_counter() - t0
+
+
+def test_counts_section_is_optional_and_checked():
+    from snakemake.exceptions import WorkflowError
+
+    assert "counts" not in _validate({})
+    cfg = _validate({"counts": {"instances": {"a": "a.txt"}}})
+    assert cfg["counts"] == {"instances": {"a": "a.txt"}, "hamming": [1, 2],
+                             "shard_stems": 50_000_000, "max_shards": 64, "threads": 1}
+    good = {"instances": {"a": "a.txt"}}
+    for bad in ({}, {"instances": {}}, {"instances": {"bad name": "a.txt"}},
+                {"instances": {"a": ""}}, {**good, "hamming": []},
+                {**good, "hamming": [1, 1]}, {**good, "hamming": [-1]},
+                {**good, "shard_stems": 0}, {**good, "max_shards": 0},
+                {**good, "threads": 0}, {**good, "extra": 1}):
+        with pytest.raises(WorkflowError):
+            _validate({"counts": bad})
+
+
+def test_count_tables_end_to_end(counts_run):
+    work, _ = counts_run
+    res = work / "res" / "counts"
+    assert sorted(p.name for p in (res / "tables").iterdir()) == TABLES
+    assert not (work / "res" / "store").exists()  # the main job's store is not built
+    insts = {n: read_instance(work / p) for n, p in COUNTS["instances"].items()}
+    for h in (1, 2):
+        corolles = _csv(res / "tables" / f"corolles_h{h}.csv")
+        seconds = _csv(res / "tables" / f"seconds_h{h}.csv")
+        assert corolles.keys() == seconds.keys()
+        for name, label in (("b2", "2x2"), ("b4", "4x4")):
+            inst = insts[name]
+            plan = json.loads((res / "plans" / f"{name}_h{h}.json").read_text())
+            assert plan["instance"] == inst.id and plan["hamming"] == h
+            cells = [(z.x, z.y) for z in zone_map(inst.width, inst.height, h).zones]
+            assert [(z["x"], z["y"]) for z in plan["zones"]] == cells
+            for (x, y), row in corolles.items():
+                want = count_factorised(inst, x, y, h).corolles if (x, y) in cells else None
+                assert row[label] == ("" if want is None else str(want)), (name, h, x, y)
+                assert (seconds[x, y][label] == "") == (want is None)
+            for z in plan["zones"]:
+                total = 0
+                for k in range(z["shards"]):
+                    part = f"h{h}/{z['x']}-{z['y']}/shard-{k}-of-{z['shards']}.json"
+                    got = json.loads((res / "receipts" / name / part).read_text())
+                    assert got["instance"] == inst.id and not got["resumed"]
+                    assert (res / "records" / inst.id / part).is_file()
+                    total += got["corolles"]
+                assert str(total) == corolles[z["x"], z["y"]][label]
+        for cell, n in WORKED[h].items():
+            assert corolles[cell]["4x4"] == str(n)
+    plan = json.loads((res / "plans" / "b4_h2.json").read_text())
+    assert [z["shards"] for z in plan["zones"]] == [1, 1, 1, 2]
+    md = (res / "tables" / "corolles_h2.md").read_text()
+    assert "| x y | 2x2 | 4x4 |" in md and "| 0 1 |  | 1,301 |" in md
+
+
+def test_second_run_is_a_no_op(counts_run):
+    work, _ = counts_run
+    before = _tree(work / "res")
+    proc = _run(work, work / "cfg.yaml", "counts_tables")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+    assert _tree(work / "res") == before
+
+
+def test_lost_shard_is_recounted_alone(counts_run):
+    """One shard loses its receipt and record (recounted), another its receipt only (read
+    back from the record): only those two jobs and the hamming-2 tables run again."""
+    work, _ = counts_run
+    res = work / "res" / "counts"
+    inst_id = json.loads((res / "plans" / "b4_h2.json").read_text())["instance"]
+    lost, kept = "h2/1-1/shard-1-of-2.json", "h2/0-1/shard-0-of-1.json"
+    tables = {f: (res / "tables" / f).read_bytes() for f in TABLES}
+    old = {p: json.loads((res / "receipts" / "b4" / p).read_text()) for p in (lost, kept)}
+    (res / "receipts" / "b4" / lost).unlink()
+    (res / "records" / inst_id / lost).unlink()
+    (res / "receipts" / "b4" / kept).unlink()
+    before = _tree(res)
+    proc = _run(work, work / "cfg.yaml", "counts_tables")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert _job_counts(proc.stdout + proc.stderr) == {
+        "count_shard": 2, "count_tables": 1, "counts_tables": 1, "total": 4}
+    new = {p: json.loads((res / "receipts" / "b4" / p).read_text()) for p in (lost, kept)}
+    assert not new[lost]["resumed"] and new[kept]["resumed"]
+    assert new[kept] == {**old[kept], "resumed": True}
+    assert new[lost]["corolles"] == old[lost]["corolles"]
+    assert (res / "records" / inst_id / lost).is_file()
+    after = _tree(res)
+    changed = {p for p in after if after[p] != before.get(p)}
+    assert {p for p in changed if not p.startswith("logs/")} == {
+        f"receipts/b4/{lost}", f"receipts/b4/{kept}", f"records/{inst_id}/{lost}",
+        *(f"tables/{f}" for f in TABLES if "_h2." in f)}
+    for f in TABLES:
+        if not f.startswith("seconds_h2"):  # the recounted shard took its own time
+            assert (res / "tables" / f).read_bytes() == tables[f], f
+    assert _csv(res / "tables" / "seconds_h2.csv").keys() == _csv(
+        res / "tables" / "corolles_h2.csv").keys()
+
+
+def test_counts_config_dry_run(tmp_path):
+    """config/counts.yaml as documented (with `all` too): 7 boards x 2 hammings planned,
+    and the main job's small 4x4 store."""
+    cfg = _validate(yaml.safe_load((REPO / "config" / "counts.yaml").read_text()))
+    names = [f"pieces_{n}x{n}" for n in range(4, 11)]
+    assert sorted(cfg["counts"]["instances"]) == sorted(names)
+    assert cfg["counts"]["hamming"] == [1, 2]
+    work = _workdir(tmp_path)
+    for name, path in cfg["counts"]["instances"].items():
+        assert (work / path).is_file() and path.endswith(f"/{name}.txt")
+    proc = _run(work, REPO / "config" / "counts.yaml", "all", "counts_tables", "-n", "-p",
+                "--replace-workflow-config")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    counts = _job_counts(out)
+    assert counts["count_plan"] == 14 and counts["count_tables"] == 2
+    assert counts["counts_tables"] == 1 and counts["import_instance"] == 1
+    assert "--shard-stems 50000000 --max-shards 64 -o" in out
+    assert "results/benchmark-counts/counts/tables/corolles_h2.csv" in out
+
+
+def test_default_config_has_no_count_jobs(tmp_path):
+    proc = _snakemake(tmp_path, REPO / "config.yaml", "-n")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    counts = _job_counts(proc.stdout + proc.stderr)
+    assert counts["all"] == 1
+    assert not {"count_plan", "count_shard", "count_tables", "counts_tables"} & set(counts)
