@@ -403,11 +403,18 @@ def ring_scratch(m, nw):
             np.zeros(1, dtype=np.int64))
 
 
+SAFE_PRODUCT = 1e17  # a stem whose last-ring product exceeds this is refused, not miscounted
+
+
 @njit(cache=True, nogil=True)
 def _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colours,
                        bstart, colours, pbits, pwt, unit, scratch):
     """Injective choices of the last ring given a filled stem (levels < n_stem) whose
-    pieces are the bits of `ubits`; nothing is walked but piece-sharing partitions."""
+    pieces are the bits of `ubits`; nothing is walked but piece-sharing partitions.
+
+    Returns -1 when the product of the list sizes exceeds SAFE_PRODUCT: the partition sum's
+    terms could then overflow an int64.
+    """
     m = n_levels - n_stem
     if m == 0:
         return 1
@@ -435,6 +442,11 @@ def _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2, base
         if s == 0:
             return 0
         sizes[i] = s
+    bound = 1.0
+    for i in range(m):
+        bound *= sizes[i]
+    if bound > SAFE_PRODUCT:
+        return -1
     return _injective(eff, sizes, keys, pwt, unit, m, scratch)
 
 
@@ -455,7 +467,8 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
 
     The stem is the first `n_stem` levels (rings 0..h-1); each prefix fixes its first k
     levels (k <= n_stem).  Returns (corolles, stems) per prefix, where stems counts the
-    fillings of the stem that have at least one completion.
+    fillings of the stem that have at least one completion; corolles is -1 for a prefix
+    whose count could leave the int64 range (see `_outer_ring_mobius`).
     """
     n_pref, k = prefixes.shape
     m = n_levels - n_stem
@@ -480,6 +493,7 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
             counts[b] = cnt
             stems[b] = 1 if cnt > 0 else 0
             continue
+        shadow = 0.0
         level = k
         key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
         pos[level] = bstart[key]
@@ -501,6 +515,10 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
                 got = _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2,
                                          base, n_colours, bstart, colours, pbits, pwt, unit,
                                          scratch)
+                shadow += got
+                if got < 0 or shadow > 4e18:  # could leave the int64 range: give up
+                    cnt = -1
+                    break
                 cnt += got
                 if got > 0:
                     nst += 1
@@ -527,6 +545,7 @@ def cartesian_stems(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colo
     `stems_out` (rows, n_stem) placements per stem level, `counts_out` (rows,) injective
     completions, `lens_out` (rows, m) list lengths per outer level, `values_out` (m, V) the
     candidates (stem pieces removed, ascending) of outer level i, row after row.
+    `totals[0]` is -1 when a stem's count could leave the int64 range.
     """
     n_pref, k = prefixes.shape
     m = n_levels - n_stem
@@ -571,6 +590,9 @@ def cartesian_stems(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colo
             got = _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2,
                                      base, n_colours, bstart, colours, pbits, pwt, unit,
                                      scratch)
+            if got < 0:  # out of the int64 range: refuse (the caller raises)
+                totals[0] = -1
+                return
             if got > 0:
                 for i in range(m):
                     key = _bucket(n_stem + i, placed, nb1, ns1, nb2, ns2, base, n_colours,

@@ -17,20 +17,17 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from . import _kernels
 from .enumerate import _kernel_args, corolle_layout
 from .errors import StoreError
-from .factorised import StemWork, stem_work
+from .factorised import StemWork, count_batches, stem_work
 from .instance import Instance
 from .store import atomic_write_text
 from .tables import COUNT_FORM, MISSING, Board, Table, board_order, column_labels
@@ -114,23 +111,9 @@ def count_shard(instance: Instance, x: int, y: int, hamming: int, shard: int, sh
     pref = _prefixes(work)[lo:hi]
     n_batches = min(len(pref), BATCHES_PER_SHARD * max(1, threads))
     batches = np.array_split(pref, n_batches) if n_batches else []
-    args = (work.n_stem, work.layout.n_levels, *work.args, work.table.n_pieces, *work.ring)
-
-    def run(batch: np.ndarray) -> tuple[int, int]:
-        c, s = _kernels.count_factorised(batch, *args)
-        return int(c.sum()), int(s.sum())
-
-    total = stems = 0
-    with tqdm(total=len(batches), desc=f"count ({x},{y}) h={hamming} shard {shard}/{shards}",
-              unit="batch", disable=not progress, delay=1.0, leave=False,
-              mininterval=0.5 if sys.stderr.isatty() else 30.0) as bar:
-        with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-            for c, s in pool.map(run, batches):
-                total += c
-                stems += s
-                bar.update()
-    return ShardCount(total * work.order, stems * work.order, time.perf_counter() - t0,
-                      (lo, hi))
+    total, stems = count_batches(work, batches, threads=threads, progress=progress,
+                                 desc=f"count ({x},{y}) h={hamming} shard {shard}/{shards}")
+    return ShardCount(total, stems, time.perf_counter() - t0, (lo, hi))
 
 
 def record_path(out: Path, instance_id: str, hamming: int, x: int, y: int, shard: int,

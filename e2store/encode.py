@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from . import _kernels
 from .enumerate import Layout, corolle_layout
+from .errors import StoreError
 from .factorised import stem_work
 from .geometry import frontier_layout, n_slots, rotation_permutation
 from .instance import Instance
@@ -208,6 +209,9 @@ def _cartesian_rows(instance: Instance, layout: Layout, threads: int) -> Cartesi
                                  *work.ring, False, dummy2, np.zeros(0, np.int64),
                                  np.zeros((0, 0), np.int32), np.zeros((0, 0), np.int16), totals)
         rows = int(totals[0])
+        if rows < 0:
+            raise StoreError(f"cartesian form at ({layout.x},{layout.y}) h={hamming}: a stem's "
+                             f"count could exceed the 64-bit range; not stored")
         stems = np.zeros((rows, n_stem), dtype=np.int64)
         counts = np.zeros(rows, dtype=np.int64)
         lens = np.zeros((rows, m), dtype=np.int32)

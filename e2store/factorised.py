@@ -117,6 +117,31 @@ def stem_work(instance: Instance, layout: Layout, threads: int, per_thread: int,
                     ring_arrays(table), order)
 
 
+def count_batches(work: StemWork, batches: list[np.ndarray], *, threads: int = 1,
+                  progress: bool = False, desc: str = "factorised") -> tuple[int, int]:
+    """(corolles, stems) below the stem prefix batches, on `threads` threads, times the
+    work's symmetry order."""
+    args = (work.n_stem, work.layout.n_levels, *work.args, work.table.n_pieces, *work.ring)
+
+    def run(batch: np.ndarray) -> tuple[int, int]:
+        c, s = _kernels.count_factorised(batch, *args)
+        if (c < 0).any():
+            raise ZoneError(f"{desc}: a stem's count could exceed the 64-bit range of the "
+                            f"kernels (more than {_kernels.SAFE_PRODUCT:.0e} choices of its "
+                            f"last ring); this count is out of reach of the method")
+        return sum(int(v) for v in c), int(s.sum())
+
+    total = stems = 0
+    with tqdm(total=len(batches), desc=desc, unit="batch", disable=not progress, delay=1.0,
+              leave=False, mininterval=0.5 if sys.stderr.isatty() else 30.0) as bar:
+        with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+            for c, s in pool.map(run, batches):
+                total += c
+                stems += s
+                bar.update()
+    return total * work.order, stems * work.order
+
+
 def count_factorised(instance: Instance, x: int, y: int, hamming: int, *, threads: int = 1,
                      progress: bool = False, symmetric: bool = True) -> FactorisedCount:
     """Count the hamming-h corolles at (x, y) from stems and last-ring candidate lists
@@ -124,22 +149,6 @@ def count_factorised(instance: Instance, x: int, y: int, hamming: int, *, thread
     t0 = time.perf_counter()
     work = stem_work(instance, corolle_layout(instance.width, instance.height, x, y, hamming),
                      threads, 256, symmetric=symmetric)
-    layout, table, n_stem, batches, args = (
-        work.layout, work.table, work.n_stem, work.batches, work.args)
-
-    def run(batch: np.ndarray) -> tuple[int, int]:
-        c, s = _kernels.count_factorised(batch, n_stem, layout.n_levels, *args,
-                                         table.n_pieces, *work.ring)
-        return int(c.sum()), int(s.sum())
-
-    total = stems = 0
-    with tqdm(total=len(batches), desc=f"factorised ({x},{y}) h={hamming}", unit="batch",
-              disable=not progress, delay=1.0, leave=False,
-              mininterval=0.5 if sys.stderr.isatty() else 30.0) as bar:
-        with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-            for c, s in pool.map(run, batches):
-                total += c
-                stems += s
-                bar.update()
-    return FactorisedCount(x, y, hamming, total * work.order, stems * work.order,
-                           time.perf_counter() - t0)
+    total, stems = count_batches(work, work.batches, threads=threads, progress=progress,
+                                 desc=f"factorised ({x},{y}) h={hamming}")
+    return FactorisedCount(x, y, hamming, total, stems, time.perf_counter() - t0)

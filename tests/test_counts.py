@@ -26,7 +26,7 @@ from e2store.counts import (
     zone_cells,
 )
 from e2store.enumerate import corolle_layout, count_corolles
-from e2store.errors import StoreError
+from e2store.errors import StoreError, ZoneError
 from e2store.factorised import count_factorised, symmetry_order
 from e2store.formats import read_instance, write_e2store
 from e2store.tables import MISSING, Board, table_csv, table_markdown
@@ -214,3 +214,11 @@ def test_counts_are_reproducible(tmp_path):
     rec_a = json.loads(record_path(tmp_path / "a", inst.id, 2, 2, 2, 0, 3).read_text())
     assert rec_a["corolles"] == count_shard(inst, 2, 2, 2, 0, 3).corolles
     assert list(itertools.islice(zone_cells(inst, 2), 1)) == [(0, 0)]
+
+
+def test_counts_beyond_int64_are_refused_not_wrapped():
+    """One inner colour: every interior piece fits every interior cell in 4 rotations, so
+    the last ring of a 9x9 centre at hamming 3 has 12 lists of 196 placements."""
+    inst = random_instance(9, 9, 3, 1, 1)
+    with pytest.raises(ZoneError, match="64-bit range"):
+        count_factorised(inst, 4, 4, 3)
