@@ -27,7 +27,7 @@ import numpy as np
 from . import _kernels
 from .enumerate import _kernel_args, corolle_layout
 from .errors import StoreError
-from .factorised import StemWork, count_batches, stem_work
+from .factorised import StemWork, count_batches, count_factorised, stem_work
 from .instance import Instance
 from .store import atomic_write_text
 from .tables import COUNT_FORM, MISSING, Board, Table, board_order, column_labels
@@ -164,8 +164,6 @@ def auto_shards(instance: Instance, x: int, y: int, hamming: int, shard_stems: i
     """Shards for a zone: about `shard_stems` stems each (the hamming h-1 count), capped."""
     if hamming < 2:
         return 1
-    from .factorised import count_factorised
-
     stems = count_factorised(instance, x, y, hamming - 1).corolles
     return int(max(1, min(max_shards, math.ceil(stems / max(1, shard_stems)))))
 
