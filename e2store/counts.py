@@ -27,7 +27,13 @@ import numpy as np
 from . import _kernels
 from .enumerate import _kernel_args, corolle_layout
 from .errors import StoreError
-from .factorised import StemWork, count_batches, count_factorised, stem_work
+from .factorised import (
+    StemWork,
+    balanced_bounds,
+    count_batches,
+    count_factorised,
+    stem_work,
+)
 from .instance import Instance
 from .store import atomic_write_text
 from .tables import COUNT_FORM, MISSING, Board, Table, board_order, column_labels
@@ -94,9 +100,7 @@ def shard_bounds(work: StemWork, shards: int) -> np.ndarray:
                                              work.table.n_pieces)
     else:
         weights = np.ones(len(pref), dtype=np.int64)
-    cum = np.cumsum(weights + 1)
-    cuts = np.searchsorted(cum, np.arange(1, shards) * cum[-1] / shards, side="right")
-    return np.concatenate([[0], np.maximum.accumulate(cuts), [len(pref)]]).astype(np.int64)
+    return balanced_bounds(weights, shards)
 
 
 def count_shard(instance: Instance, x: int, y: int, hamming: int, shard: int, shards: int,

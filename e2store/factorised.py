@@ -117,6 +117,15 @@ def stem_work(instance: Instance, layout: Layout, threads: int, per_thread: int,
                     ring_arrays(table), order)
 
 
+def balanced_bounds(weights: np.ndarray, shards: int) -> np.ndarray:
+    """Cut a list of prefixes with these costs into `shards` contiguous ranges of about
+    equal cost (+1 each: a prefix with nothing below it still costs its walk)."""
+    cum = np.cumsum(weights + 1)
+    total = int(cum[-1]) if len(cum) else 0
+    cuts = np.searchsorted(cum, np.arange(1, shards) * total / shards, side="right")
+    return np.concatenate([[0], np.maximum.accumulate(cuts), [len(weights)]]).astype(np.int64)
+
+
 def count_batches(work: StemWork, batches: list[np.ndarray], *, threads: int = 1,
                   progress: bool = False, desc: str = "factorised") -> tuple[int, int]:
     """(corolles, stems) below the stem prefix batches, on `threads` threads, times the

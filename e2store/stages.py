@@ -43,7 +43,7 @@ from .encode import (
 )
 from .enumerate import _prefixes, corolle_layout
 from .errors import StoreError
-from .factorised import count_factorised, stem_work
+from .factorised import balanced_bounds, count_factorised, stem_work
 from .geometry import n_frontier, n_slots, rotation_permutation
 from .instance import Instance
 from .store import (
@@ -155,11 +155,7 @@ def shard_split(instance: Instance, zone: Zone, hamming: int, shards: int) -> Sh
     if len(pref):  # depth <= n_stem: the factorised kernel counts below each prefix
         weights = _kernels.count_factorised(pref, work.n_stem, layout.n_levels, *work.args,
                                             work.table.n_pieces, *work.ring)[0]
-    cum = np.cumsum(weights + 1)  # +1: a prefix with no corolle still costs its walk
-    total = int(cum[-1]) if len(cum) else 0
-    cuts = np.searchsorted(cum, np.arange(1, shards) * total / shards, side="right")
-    bounds = np.concatenate([[0], np.maximum.accumulate(cuts), [len(pref)]]).astype(np.int64)
-    return ShardSplit(pref, nodes, bounds, weights)
+    return ShardSplit(pref, nodes, balanced_bounds(weights, shards), weights)
 
 
 def shard_dir(root: Path, instance_id: str, hamming: int, zone: int, shard: int,
