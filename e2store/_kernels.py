@@ -190,7 +190,7 @@ def rotate_rows(cells, front, perm, q, front_shift):
 # g = 0, so the sum factorises over the connected components of the "shares a piece"
 # graph, and only partitions into piece-sharing blocks are visited.  Lists are piece
 # bitsets (`pbits[bucket]`, 64 pieces per word) with the stem's pieces masked out; piece
-# weights `pwt[bucket, piece]` are only read when some bucket holds a piece twice.
+# weights `pwt[bucket, piece]` are only read for the pieces `hbits[bucket]` holds twice.
 # ---------------------------------------------------------------------------------------
 
 
@@ -202,27 +202,6 @@ def _popcount(v):
     return np.int64((v * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
-@njit(cache=True, nogil=True)
-def _block_weight(band, members, n_members, keys, pwt, unit):
-    """g(B): pieces common to every list of the block, weighted by their placements."""
-    nw = band.shape[0]
-    total = 0
-    for w in range(nw):
-        v = band[w]
-        if unit:
-            total += _popcount(v)
-            continue
-        while v:
-            low = v & (~v + np.uint64(1))
-            p = w * 64 + _popcount(low - np.uint64(1))
-            prod = 1
-            for t in range(n_members):
-                prod *= pwt[keys[members[t]], p]
-            total += prod
-            v ^= low
-    return total
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _lowest(mask):
     i = 0
@@ -232,24 +211,85 @@ def _lowest(mask):
 
 
 @njit(cache=True, nogil=True)
-def _injective(eff, sizes, keys, pwt, unit, m, scratch):
-    """Injective choices of m lists (piece bitsets `eff`, placements `sizes`): the product
-    over the components of the piece-sharing graph of their partition sums."""
+def _injective(eff, sizes, keys, hbits, pwt, unit, m, scratch):
+    """Injective choices of m lists (piece bitsets `eff`, placements `sizes`).
+
+    Every block (lists with a common piece) is listed once with its weight mu(|B|) g(B),
+    grouped by its lowest list; the sum over partitions into blocks is the product over
+    the components of the piece-sharing graph of their `_partition_sum`.
+    """
     nw = eff.shape[1]
-    band = scratch[2]
     ints = scratch[1]
     adj = ints[2]
-    comp = ints[3]
-    members = ints[4]
+    elem = ints[5]
+    cand = ints[6]
+    bfirst = ints[10]
+    blast = ints[11]
+    pmask = ints[12]
+    band = scratch[2]
+    mu = scratch[3]
+    bmask = scratch[4]
+    bw = scratch[5]
+    hun = scratch[9]
     for i in range(m):
         adj[i] = 0
-    for i in range(m):
+    nb = 0
+    # Lists from the last down: when list i is reached, every link between later lists
+    # is known, so a block only grows by lists linked to all its members.
+    for i in range(m - 1, -1, -1):
         for j in range(i + 1, m):
             for w in range(nw):
                 if eff[i, w] & eff[j, w]:
                     adj[i] |= np.int64(1) << j
                     adj[j] |= np.int64(1) << i
                     break
+        bfirst[i] = nb
+        bmask[nb] = np.int64(1) << i
+        bw[nb] = sizes[i]
+        nb += 1
+        for w in range(nw):
+            band[0, w] = eff[i, w]
+            hun[0, w] = hbits[keys[i], w]
+        elem[0] = i
+        pmask[0] = np.int64(1) << i
+        cand[0] = adj[i]
+        d = 0
+        while d >= 0:
+            c = cand[d]
+            if c == 0:
+                d -= 1
+                continue
+            low = c & -c
+            cand[d] = c ^ low
+            j = _lowest(low)
+            g = 0
+            for w in range(nw):
+                v = band[d, w] & eff[j, w]
+                band[d + 1, w] = v
+                g += _popcount(v)
+            if g == 0:
+                continue
+            elem[d + 1] = j
+            if not unit:  # pieces some member holds in several rotations weigh more
+                for w in range(nw):
+                    hun[d + 1, w] = hun[d, w] | hbits[keys[j], w]
+                    hv = band[d + 1, w] & hun[d + 1, w]
+                    while hv:
+                        lowb = hv & (~hv + np.uint64(1))
+                        p = w * 64 + _popcount(lowb - np.uint64(1))
+                        prod = 1
+                        for t in range(d + 2):
+                            prod *= pwt[keys[elem[t]], p]
+                        g += prod - 1
+                        hv ^= lowb
+            pmask[d + 1] = pmask[d] | low
+            bmask[nb] = pmask[d + 1]
+            bw[nb] = mu[d + 2] * g
+            nb += 1
+            cand[d + 1] = cand[d] & adj[j]
+            d += 1
+        blast[i] = nb
+    scratch[8][0] += 1
     total = 1
     seen = np.int64(0)
     for start in range(m):
@@ -267,99 +307,42 @@ def _injective(eff, sizes, keys, pwt, unit, m, scratch):
             frontier = nxt & ~cmask
             cmask |= nxt
         seen |= cmask
-        k = 0
-        for i in range(m):
-            if (cmask >> i) & 1:
-                comp[k] = i
-                k += 1
-        if k == 1:
-            total *= sizes[comp[0]]
-        elif k == 2:
-            a = comp[0]
-            b = comp[1]
-            for w in range(nw):
-                band[0, w] = eff[a, w] & eff[b, w]
-            members[0] = a
-            members[1] = b
-            total *= sizes[a] * sizes[b] - _block_weight(band[0], members, 2, keys, pwt, unit)
+        if cmask == np.int64(1) << start:
+            total *= sizes[start]
+        elif blast[start] - bfirst[start] == 2 and _popcount(np.uint64(cmask)) == 2:
+            total *= sizes[start] * sizes[_lowest(cmask ^ (np.int64(1) << start))] \
+                + bw[bfirst[start] + 1]
         else:
-            total *= _partition_sum(eff, sizes, keys, pwt, unit, comp, k, scratch)
+            total *= _partition_sum(cmask, scratch)
         if total == 0:
             return 0
     return total
 
 
 @njit(cache=True, nogil=True)
-def _partition_sum(eff, sizes, keys, pwt, unit, comp, k, scratch):
-    """Sum over the partitions of the k lists `comp` into blocks that share a piece.
-
-    First every valid block (lists with a common piece) with its weight mu(|B|) g(B),
-    grouped by its lowest element; then F(S) = sum over the blocks B of S holding S's
-    lowest element of weight(B) F(S - B), memoised top-down from the whole component.
-    """
-    nw = eff.shape[1]
-    band = scratch[2]
-    mu = scratch[3]
+def _partition_sum(full, scratch):
+    """Sum over the partitions of the component `full` (a mask of lists) into blocks:
+    F(S) = sum over the blocks B of S holding S's lowest list of weight(B) F(S - B),
+    memoised top-down from the whole component."""
     ints = scratch[1]
-    members = ints[4]
-    elem = ints[5]
-    cand = ints[6]
     sstate = ints[7]
     sblk = ints[8]
     sacc = ints[9]
     bfirst = ints[10]
+    blast = ints[11]
     bmask = scratch[4]
     bw = scratch[5]
     fval = scratch[6]
     fdone = scratch[7]
-    stamp = scratch[8]
-    stamp[0] += 1
-    mark = stamp[0]
-    nb = 0
-    for i in range(k):
-        bfirst[i] = nb
-        bmask[nb] = np.int64(1) << i
-        bw[nb] = sizes[comp[i]]
-        nb += 1
-        for w in range(nw):
-            band[0, w] = eff[comp[i], w]
-        elem[0] = i
-        cand[0] = i + 1
-        d = 0
-        while d >= 0:
-            j = cand[d]
-            if j >= k:
-                d -= 1
-                continue
-            cand[d] = j + 1
-            hit = False
-            for w in range(nw):
-                v = band[d, w] & eff[comp[j], w]
-                band[d + 1, w] = v
-                if v:
-                    hit = True
-            if not hit:
-                continue
-            elem[d + 1] = j
-            msk = np.int64(0)
-            for t in range(d + 2):
-                members[t] = comp[elem[t]]
-                msk |= np.int64(1) << elem[t]
-            bmask[nb] = msk
-            bw[nb] = mu[d + 2] * _block_weight(band[d + 1], members, d + 2, keys, pwt, unit)
-            nb += 1
-            d += 1
-            cand[d] = j + 1
-    bfirst[k] = nb
-    full = (np.int64(1) << k) - 1
+    mark = scratch[8][0]
     sp = 0
     sstate[0] = full
-    sblk[0] = bfirst[0]
+    sblk[0] = bfirst[_lowest(full)]
     sacc[0] = 0
     while sp >= 0:
         s = sstate[sp]
         b = sblk[sp]
-        end = bfirst[_lowest(s) + 1]
+        end = blast[_lowest(s)]
         pushed = False
         while b < end:
             blk = bmask[b]
@@ -389,18 +372,19 @@ def _partition_sum(eff, sizes, keys, pwt, unit, comp, k, scratch):
 @njit(cache=True, nogil=True)
 def ring_scratch(m, nw):
     """Scratch arrays of `_outer_ring_mobius` for m outer lists of nw-word piece bitsets:
-    (eff, ints, band, mu, block masks, block weights, memo values, memo marks, stamp)."""
+    (eff, ints, band, mu, block masks, block weights, memo values, memo marks, stamp,
+    heavy pieces along the block walk)."""
     mm = max(m, 1)
     mu = np.zeros(mm + 2, dtype=np.int64)
     f = 1
     for s in range(1, mm + 2):
         mu[s] = f if s % 2 == 1 else -f
         f *= s
-    return (np.zeros((mm, nw), dtype=np.uint64), np.zeros((11, mm + 2), dtype=np.int64),
+    return (np.zeros((mm, nw), dtype=np.uint64), np.zeros((13, mm + 2), dtype=np.int64),
             np.zeros((mm + 1, nw), dtype=np.uint64), mu,
             np.zeros(1 << mm, dtype=np.int64), np.zeros(1 << mm, dtype=np.int64),
             np.zeros(1 << mm, dtype=np.int64), np.zeros(1 << mm, dtype=np.int64),
-            np.zeros(1, dtype=np.int64))
+            np.zeros(1, dtype=np.int64), np.zeros((mm + 1, nw), dtype=np.uint64))
 
 
 SAFE_PRODUCT = 1e17  # a stem whose last-ring product exceeds this is refused, not miscounted
@@ -408,7 +392,7 @@ SAFE_PRODUCT = 1e17  # a stem whose last-ring product exceeds this is refused, n
 
 @njit(cache=True, nogil=True)
 def _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colours,
-                       bstart, colours, pbits, pwt, unit, scratch):
+                       bstart, colours, pbits, hbits, pwt, unit, scratch):
     """Injective choices of the last ring given a filled stem (levels < n_stem) whose
     pieces are the bits of `ubits`; nothing is walked but piece-sharing partitions.
 
@@ -432,12 +416,12 @@ def _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2, base
             hit = v & ubits[w]
             eff[i, w] = v ^ hit
             if hit:
-                if unit:
-                    s -= _popcount(hit)
-                else:
+                s -= _popcount(hit)
+                if not unit:
+                    hit &= hbits[key, w]
                     while hit:
                         low = hit & (~hit + np.uint64(1))
-                        s -= pwt[key, w * 64 + _popcount(low - np.uint64(1))]
+                        s -= pwt[key, w * 64 + _popcount(low - np.uint64(1))] - 1
                         hit ^= low
         if s == 0:
             return 0
@@ -447,7 +431,7 @@ def _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2, base
         bound *= sizes[i]
     if bound > SAFE_PRODUCT:
         return -1
-    return _injective(eff, sizes, keys, pwt, unit, m, scratch)
+    return _injective(eff, sizes, keys, hbits, pwt, unit, m, scratch)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -462,7 +446,7 @@ def _flip(ubits, p):
 
 @njit(cache=True, nogil=True)
 def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bstart,
-                     cands, colours, n_pieces, pbits, pwt, unit):
+                     cands, colours, n_pieces, pbits, hbits, pwt, unit):
     """Count corolles below each stem prefix without walking the last ring.
 
     The stem is the first `n_stem` levels (rings 0..h-1); each prefix fixes its first k
@@ -488,8 +472,8 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
         nst = 0
         if k == n_stem:
             cnt = _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2,
-                                     base, n_colours, bstart, colours, pbits, pwt, unit,
-                                     scratch)
+                                     base, n_colours, bstart, colours, pbits, hbits, pwt,
+                                     unit, scratch)
             counts[b] = cnt
             stems[b] = 1 if cnt > 0 else 0
             continue
@@ -513,8 +497,8 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
             _flip(ubits, c >> 2)
             if level + 1 == n_stem:
                 got = _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2,
-                                         base, n_colours, bstart, colours, pbits, pwt, unit,
-                                         scratch)
+                                         base, n_colours, bstart, colours, pbits, hbits,
+                                         pwt, unit, scratch)
                 shadow += got
                 if got < 0 or shadow > 4e18:  # could leave the int64 range: give up
                     cnt = -1
@@ -535,8 +519,8 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
 
 @njit(cache=True, nogil=True)
 def cartesian_stems(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bstart,
-                    cands, colours, n_pieces, pbits, pwt, unit, fill, stems_out, counts_out,
-                    lens_out, values_out, totals):
+                    cands, colours, n_pieces, pbits, hbits, pwt, unit, fill, stems_out,
+                    counts_out, lens_out, values_out, totals):
     """Stems (fillings of levels < n_stem) with at least one completion, and their last-ring
     candidate lists; the product of the last ring is never walked.
 
@@ -588,8 +572,8 @@ def cartesian_stems(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colo
                     end[level] = bstart[key + 1]
                     continue
             got = _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2,
-                                     base, n_colours, bstart, colours, pbits, pwt, unit,
-                                     scratch)
+                                     base, n_colours, bstart, colours, pbits, hbits, pwt,
+                                     unit, scratch)
             if got < 0:  # out of the int64 range: refuse (the caller raises)
                 totals[0] = -1
                 return
@@ -796,9 +780,20 @@ def mark_placements(seen, cells):
 
 
 @njit(cache=True, nogil=True)
+def heavy_bits(pwt, nw):
+    """Per bucket, the pieces it holds in several rotations, as nw-word bitsets."""
+    out = np.zeros((pwt.shape[0], nw), dtype=np.uint64)
+    for b in range(pwt.shape[0]):
+        for p in range(pwt.shape[1]):
+            if pwt[b, p] > 1:
+                out[b, p >> 6] |= np.uint64(1) << np.uint64(p & 63)
+    return out
+
+
+@njit(cache=True, nogil=True)
 def injective_choices(eff, sizes, keys, pwt, unit):
     """Injective choices of the lists `eff` (piece bitsets) with `sizes` placements each;
     `pwt[keys[i], p]` is list i's placements of piece p.  The last-ring count on its own."""
     m = eff.shape[0]
-    return _injective(eff.copy(), sizes.copy(), keys.copy(), pwt, unit, m,
-                      ring_scratch(m, eff.shape[1]))
+    return _injective(eff.copy(), sizes.copy(), keys.copy(), heavy_bits(pwt, eff.shape[1]),
+                      pwt, unit, m, ring_scratch(m, eff.shape[1]))

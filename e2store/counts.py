@@ -39,7 +39,7 @@ from .store import atomic_write_text
 from .tables import COUNT_FORM, MISSING, Board, Table, board_order, column_labels
 from .zones import zone_map
 
-METHOD = "factorised-mobius-1"  # bump when the count method changes: old records are redone
+METHOD = "factorised-mobius-2"  # bump when the count or the split changes: old records are redone
 BATCHES_PER_SHARD = 64
 
 
@@ -72,9 +72,11 @@ class ZoneCount:
     resumed: int  # shards read back from records
 
 
-def _work(instance: Instance, x: int, y: int, hamming: int) -> StemWork:
+def _work(instance: Instance, x: int, y: int, hamming: int, shards: int) -> StemWork:
+    """The zone's stem prefixes, at least 64 per shard: enough for a shard's threads to
+    balance (the depth, so the split, depends on `shards` alone)."""
     layout = corolle_layout(instance.width, instance.height, x, y, hamming)
-    return stem_work(instance, layout, 1, 1, symmetric=True)
+    return stem_work(instance, layout, shards, 1, symmetric=True)
 
 
 def _prefixes(work: StemWork) -> np.ndarray:
@@ -109,7 +111,7 @@ def count_shard(instance: Instance, x: int, y: int, hamming: int, shard: int, sh
     if not 0 <= shard < shards:
         raise StoreError(f"shard {shard}/{shards} is out of range (expected 0 <= K < S)")
     t0 = time.perf_counter()
-    work = _work(instance, x, y, hamming)
+    work = _work(instance, x, y, hamming, shards)
     bounds = shard_bounds(work, shards)
     lo, hi = int(bounds[shard]), int(bounds[shard + 1])
     pref = _prefixes(work)[lo:hi]

@@ -54,16 +54,17 @@ class StemWork:
     n_stem: int  # levels of rings 0..h-1; the remaining levels form ring h
     batches: list[np.ndarray]
     args: tuple
-    ring: tuple  # (pbits, pwt, unit): the buckets as piece sets, for the last-ring kernels
+    ring: tuple  # (pbits, hbits, pwt, unit): buckets as piece sets, for the last-ring kernels
     order: int = 1  # the batches hold centres with rotation < 4/order: counts times order
 
 
-def ring_arrays(table: CandidateTable) -> tuple[np.ndarray, np.ndarray, bool]:
+def ring_arrays(table: CandidateTable) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
     """Every bucket as a piece bitset (64 pieces per word) and its placements per piece.
 
     `pwt[b, p]` is how many placements of piece p bucket b holds (a piece with a repeated
-    colour can fit one cell in two rotations); `unit` says no bucket holds a piece twice,
-    so the kernels may count a set's placements by popcount.
+    colour can fit one cell in two rotations) and `hbits[b]` the bitset of those with more
+    than one; `unit` says no bucket holds a piece twice, so the kernels may count a set's
+    placements by popcount alone.
     """
     n_buckets = len(table.bstart) - 1
     words = max(1, (table.n_pieces + 63) // 64)
@@ -74,7 +75,8 @@ def ring_arrays(table: CandidateTable) -> tuple[np.ndarray, np.ndarray, bool]:
     pbits = np.zeros((n_buckets, words), dtype=np.uint64)
     b, p = np.nonzero(pwt)
     np.bitwise_or.at(pbits, (b, p >> 6), np.left_shift(np.uint64(1), (p & 63).astype(np.uint64)))
-    return pbits, pwt, bool(pwt.max(initial=0) <= 1)
+    hbits = _kernels.heavy_bits(pwt, words)
+    return pbits, hbits, pwt, bool(pwt.max(initial=0) <= 1)
 
 
 def symmetry_order(layout: Layout) -> int:
