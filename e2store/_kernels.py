@@ -210,13 +210,14 @@ def _lowest(mask):
     return i
 
 
-@njit(cache=True, nogil=True)
-def _injective(eff, sizes, keys, hbits, pwt, unit, m, scratch):
-    """Injective choices of m lists (piece bitsets `eff`, placements `sizes`).
+@njit(cache=True, nogil=True, inline="always")
+def _list_blocks(i, m, eff, sizes, keys, hbits, pwt, unit, nb, scratch):
+    """Link list i to the lists after it and append every block whose lowest list is i
+    (with its weight mu(|B|) g(B)) from index `nb`; returns the new block count.
 
-    Every block (lists with a common piece) is listed once with its weight mu(|B|) g(B),
-    grouped by its lowest list; the sum over partitions into blocks is the product over
-    the components of the piece-sharing graph of their `_partition_sum`.
+    Lists are taken from the last down: when list i is reached every link between later
+    lists is known, so a block only grows by lists linked to all its members.  A list
+    with key -1 is a single piece of weight 1 (see `_ring_child`).
     """
     nw = eff.shape[1]
     ints = scratch[1]
@@ -231,65 +232,78 @@ def _injective(eff, sizes, keys, hbits, pwt, unit, m, scratch):
     bmask = scratch[4]
     bw = scratch[5]
     hun = scratch[9]
-    for i in range(m):
-        adj[i] = 0
-    nb = 0
-    # Lists from the last down: when list i is reached, every link between later lists
-    # is known, so a block only grows by lists linked to all its members.
-    for i in range(m - 1, -1, -1):
-        for j in range(i + 1, m):
-            for w in range(nw):
-                if eff[i, w] & eff[j, w]:
-                    adj[i] |= np.int64(1) << j
-                    adj[j] |= np.int64(1) << i
-                    break
-        bfirst[i] = nb
-        bmask[nb] = np.int64(1) << i
-        bw[nb] = sizes[i]
-        nb += 1
+    adj[i] = 0
+    for j in range(i + 1, m):
         for w in range(nw):
-            band[0, w] = eff[i, w]
-            hun[0, w] = hbits[keys[i], w]
-        elem[0] = i
-        pmask[0] = np.int64(1) << i
-        cand[0] = adj[i]
-        d = 0
-        while d >= 0:
-            c = cand[d]
-            if c == 0:
-                d -= 1
-                continue
-            low = c & -c
-            cand[d] = c ^ low
-            j = _lowest(low)
-            g = 0
+            if eff[i, w] & eff[j, w]:
+                adj[i] |= np.int64(1) << j
+                adj[j] |= np.int64(1) << i
+                break
+    bfirst[i] = nb
+    bmask[nb] = np.int64(1) << i
+    bw[nb] = sizes[i]
+    nb += 1
+    for w in range(nw):
+        band[0, w] = eff[i, w]
+        hun[0, w] = hbits[keys[i], w] if keys[i] >= 0 else np.uint64(0)
+    elem[0] = i
+    pmask[0] = np.int64(1) << i
+    cand[0] = adj[i]
+    d = 0
+    while d >= 0:
+        c = cand[d]
+        if c == 0:
+            d -= 1
+            continue
+        low = c & -c
+        cand[d] = c ^ low
+        j = _lowest(low)
+        g = 0
+        for w in range(nw):
+            v = band[d, w] & eff[j, w]
+            band[d + 1, w] = v
+            g += _popcount(v)
+        if g == 0:
+            continue
+        elem[d + 1] = j
+        if not unit:  # pieces some member holds in several rotations weigh more
+            kj = keys[j]
             for w in range(nw):
-                v = band[d, w] & eff[j, w]
-                band[d + 1, w] = v
-                g += _popcount(v)
-            if g == 0:
-                continue
-            elem[d + 1] = j
-            if not unit:  # pieces some member holds in several rotations weigh more
-                for w in range(nw):
-                    hun[d + 1, w] = hun[d, w] | hbits[keys[j], w]
-                    hv = band[d + 1, w] & hun[d + 1, w]
-                    while hv:
-                        lowb = hv & (~hv + np.uint64(1))
-                        p = w * 64 + _popcount(lowb - np.uint64(1))
-                        prod = 1
-                        for t in range(d + 2):
+                hun[d + 1, w] = hun[d, w] | hbits[kj, w] if kj >= 0 else hun[d, w]
+                hv = band[d + 1, w] & hun[d + 1, w]
+                while hv:
+                    lowb = hv & (~hv + np.uint64(1))
+                    p = w * 64 + _popcount(lowb - np.uint64(1))
+                    prod = 1
+                    for t in range(d + 2):
+                        if keys[elem[t]] >= 0:
                             prod *= pwt[keys[elem[t]], p]
-                        g += prod - 1
-                        hv ^= lowb
-            pmask[d + 1] = pmask[d] | low
-            bmask[nb] = pmask[d + 1]
-            bw[nb] = mu[d + 2] * g
-            nb += 1
-            cand[d + 1] = cand[d] & adj[j]
-            d += 1
-        blast[i] = nb
-    scratch[8][0] += 1
+                    g += prod - 1
+                    hv ^= lowb
+        pmask[d + 1] = pmask[d] | low
+        bmask[nb] = pmask[d + 1]
+        bw[nb] = mu[d + 2] * g
+        nb += 1
+        cand[d + 1] = cand[d] & adj[j]
+        d += 1
+    blast[i] = nb
+    return nb
+
+
+@njit(cache=True, nogil=True)
+def _component_product(m, sizes, scratch, wmask):
+    """Product over the components of the piece-sharing graph (`adj`) of their partition
+    sums, from the blocks `_list_blocks` listed.  Memo entries of subsets outside `wmask`
+    are kept from the last `_ring_parent` (wmask -1: nothing is kept)."""
+    ints = scratch[1]
+    adj = ints[2]
+    bfirst = ints[10]
+    blast = ints[11]
+    bw = scratch[5]
+    stamp = scratch[8]
+    stamp[0] += 1
+    if wmask == -1:
+        stamp[1] = stamp[0]
     total = 1
     seen = np.int64(0)
     for start in range(m):
@@ -313,17 +327,28 @@ def _injective(eff, sizes, keys, hbits, pwt, unit, m, scratch):
             total *= sizes[start] * sizes[_lowest(cmask ^ (np.int64(1) << start))] \
                 + bw[bfirst[start] + 1]
         else:
-            total *= _partition_sum(cmask, scratch)
+            total *= _partition_sum(cmask, scratch, wmask)
         if total == 0:
             return 0
     return total
 
 
 @njit(cache=True, nogil=True)
-def _partition_sum(full, scratch):
+def _injective(eff, sizes, keys, hbits, pwt, unit, m, scratch):
+    """Injective choices of m lists (piece bitsets `eff`, placements `sizes`): every block
+    of lists with a common piece, then the partition sum per component."""
+    nb = 0
+    for i in range(m - 1, -1, -1):
+        nb = _list_blocks(i, m, eff, sizes, keys, hbits, pwt, unit, nb, scratch)
+    return _component_product(m, sizes, scratch, -1)
+
+
+@njit(cache=True, nogil=True)
+def _partition_sum(full, scratch, wmask):
     """Sum over the partitions of the component `full` (a mask of lists) into blocks:
     F(S) = sum over the blocks B of S holding S's lowest list of weight(B) F(S - B),
-    memoised top-down from the whole component."""
+    memoised top-down from the whole component.  F of a subset outside `wmask` carries
+    the parent's mark `stamp[1]`: the siblings of a parent share it."""
     ints = scratch[1]
     sstate = ints[7]
     sblk = ints[8]
@@ -335,6 +360,9 @@ def _partition_sum(full, scratch):
     fval = scratch[6]
     fdone = scratch[7]
     mark = scratch[8][0]
+    pmark = scratch[8][1]
+    if fdone[full] == (mark if full & wmask else pmark):
+        return fval[full]
     sp = 0
     sstate[0] = full
     sblk[0] = bfirst[_lowest(full)]
@@ -350,7 +378,7 @@ def _partition_sum(full, scratch):
                 rest = s & ~blk
                 if rest == 0:
                     sacc[sp] += bw[b]
-                elif fdone[rest] == mark:
+                elif fdone[rest] == (mark if rest & wmask else pmark):
                     sacc[sp] += bw[b] * fval[rest]
                 else:
                     sblk[sp] = b
@@ -364,7 +392,7 @@ def _partition_sum(full, scratch):
         if pushed:
             continue
         fval[s] = sacc[sp]
-        fdone[s] = mark
+        fdone[s] = mark if s & wmask else pmark
         sp -= 1
     return fval[full]
 
@@ -372,8 +400,8 @@ def _partition_sum(full, scratch):
 @njit(cache=True, nogil=True)
 def ring_scratch(m, nw):
     """Scratch arrays of `_outer_ring_mobius` for m outer lists of nw-word piece bitsets:
-    (eff, ints, band, mu, block masks, block weights, memo values, memo marks, stamp,
-    heavy pieces along the block walk)."""
+    (eff, ints, band, mu, block masks, block weights, memo values, memo marks, stamps (the
+    current one and the parent's, see `_partition_sum`), heavy pieces along the block walk)."""
     mm = max(m, 1)
     mu = np.zeros(mm + 2, dtype=np.int64)
     f = 1
@@ -384,10 +412,30 @@ def ring_scratch(m, nw):
             np.zeros((mm + 1, nw), dtype=np.uint64), mu,
             np.zeros(1 << mm, dtype=np.int64), np.zeros(1 << mm, dtype=np.int64),
             np.zeros(1 << mm, dtype=np.int64), np.zeros(1 << mm, dtype=np.int64),
-            np.zeros(1, dtype=np.int64), np.zeros((mm + 1, nw), dtype=np.uint64))
+            np.zeros(2, dtype=np.int64), np.zeros((mm + 1, nw), dtype=np.uint64))
 
 
 SAFE_PRODUCT = 1e17  # a stem whose last-ring product exceeds this is refused, not miscounted
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fill_list(i, key, ubits, bstart, pbits, hbits, pwt, unit, eff):
+    """Row i of `eff`: bucket `key` as a piece bitset without the pieces in `ubits`;
+    returns its placements."""
+    s = bstart[key + 1] - bstart[key]
+    for w in range(eff.shape[1]):
+        v = pbits[key, w]
+        hit = v & ubits[w]
+        eff[i, w] = v ^ hit
+        if hit:
+            s -= _popcount(hit)
+            if not unit:
+                hit &= hbits[key, w]
+                while hit:
+                    low = hit & (~hit + np.uint64(1))
+                    s -= pwt[key, w * 64 + _popcount(low - np.uint64(1))] - 1
+                    hit ^= low
+    return s
 
 
 @njit(cache=True, nogil=True)
@@ -406,32 +454,114 @@ def _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2, base
     ints = scratch[1]
     keys = ints[0]
     sizes = ints[1]
-    nw = eff.shape[1]
+    bound = 1.0
     for i in range(m):
         key = _bucket(n_stem + i, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
         keys[i] = key
-        s = bstart[key + 1] - bstart[key]
-        for w in range(nw):
-            v = pbits[key, w]
-            hit = v & ubits[w]
-            eff[i, w] = v ^ hit
-            if hit:
-                s -= _popcount(hit)
-                if not unit:
-                    hit &= hbits[key, w]
-                    while hit:
-                        low = hit & (~hit + np.uint64(1))
-                        s -= pwt[key, w * 64 + _popcount(low - np.uint64(1))] - 1
-                        hit ^= low
+        s = _fill_list(i, key, ubits, bstart, pbits, hbits, pwt, unit, eff)
         if s == 0:
             return 0
         sizes[i] = s
-    bound = 1.0
-    for i in range(m):
-        bound *= sizes[i]
+        bound *= s
     if bound > SAFE_PRODUCT:
         return -1
     return _injective(eff, sizes, keys, hbits, pwt, unit, m, scratch)
+
+
+# The stem walk meets every parent (a stem without its last cell) once and then each of
+# its children.  Most last-ring lists do not touch the last stem cell: those lists F, their
+# links and their blocks are made once per parent (`_ring_parent`).  A child (`_ring_child`)
+# makes only the lists V next to its last cell, without the stem's pieces, and one more
+# list holding just the last cell's piece p: an injective choice must then give p to that
+# list, so no list may use p, and F never needs to lose p.  Combined list indices: V lists
+# 0..nV-1, the piece list nV, F lists nV+1..m.
+
+
+@njit(cache=True, nogil=True)
+def ring_plan(n_stem, n_levels, nb1, nb2):
+    """Outer levels (offsets from n_stem) touching the last stem level first, then the
+    others; and how many touch it."""
+    m = n_levels - n_stem
+    order = np.zeros(max(m, 1), dtype=np.int64)
+    t = 0
+    n_v = 0
+    for dep in (True, False):
+        for i in range(m):
+            lvl = n_stem + i
+            if (nb1[lvl] == n_stem - 1 or nb2[lvl] == n_stem - 1) == dep:
+                order[t] = i
+                t += 1
+        if dep:
+            n_v = t
+    return order, n_v
+
+
+@njit(cache=True, nogil=True)
+def _ring_parent(placed, ubits, n_stem, m, order, n_v, nb1, ns1, nb2, ns2, base, n_colours,
+                 bstart, colours, pbits, hbits, pwt, unit, scratch, saved):
+    """The lists F of a parent (levels < n_stem - 1 filled), their links and blocks; False
+    when one is empty (no child has a completion).  `saved` keeps [blocks, bound, links]."""
+    eff = scratch[0]
+    ints = scratch[1]
+    keys = ints[0]
+    sizes = ints[1]
+    adj = ints[2]
+    top = m + 1
+    bound = 1.0
+    for t in range(n_v, m):
+        i = t + 1
+        key = _bucket(n_stem + order[t], placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+        keys[i] = key
+        s = _fill_list(i, key, ubits, bstart, pbits, hbits, pwt, unit, eff)
+        if s == 0:
+            return False
+        sizes[i] = s
+        bound *= s
+    nb = 0
+    for i in range(top - 1, n_v, -1):
+        nb = _list_blocks(i, top, eff, sizes, keys, hbits, pwt, unit, nb, scratch)
+    saved[0] = nb
+    saved[1] = min(bound, 9e18)
+    scratch[8][0] += 1  # a new parent: forget the partition sums of the last one's F
+    scratch[8][1] = scratch[8][0]
+    for i in range(n_v + 1, top):
+        saved[2 + i] = adj[i]
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _ring_child(placed, ubits, piece, n_stem, m, order, n_v, nb1, ns1, nb2, ns2, base,
+                n_colours, bstart, colours, pbits, hbits, pwt, unit, scratch, saved):
+    """Injective choices of the last ring below a child of the parent `_ring_parent` last
+    saw, whose last cell holds `piece` (already in `ubits`); -1 past SAFE_PRODUCT."""
+    eff = scratch[0]
+    ints = scratch[1]
+    keys = ints[0]
+    sizes = ints[1]
+    adj = ints[2]
+    top = m + 1
+    bound = float(saved[1])
+    for t in range(n_v):
+        key = _bucket(n_stem + order[t], placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+        keys[t] = key
+        s = _fill_list(t, key, ubits, bstart, pbits, hbits, pwt, unit, eff)
+        if s == 0:
+            return 0
+        sizes[t] = s
+        bound *= s
+    if bound > SAFE_PRODUCT:
+        return -1
+    keys[n_v] = -1
+    sizes[n_v] = 1
+    for w in range(eff.shape[1]):
+        eff[n_v, w] = 0
+    eff[n_v, piece >> 6] = np.uint64(1) << np.uint64(piece & 63)
+    for i in range(n_v + 1, top):
+        adj[i] = saved[2 + i]
+    nb = saved[0]
+    for i in range(n_v, -1, -1):
+        nb = _list_blocks(i, top, eff, sizes, keys, hbits, pwt, unit, nb, scratch)
+    return _component_product(top, sizes, scratch, (np.int64(1) << (n_v + 1)) - 1)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -462,7 +592,9 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
     placed = np.zeros(max(n_levels, 1), dtype=np.int64)
     pos = np.zeros(max(n_levels, 1), dtype=np.int64)
     end = np.zeros(max(n_levels, 1), dtype=np.int64)
-    scratch = ring_scratch(m, pbits.shape[1])
+    scratch = ring_scratch(m + 1, pbits.shape[1])
+    order, n_v = ring_plan(n_stem, n_levels, nb1, nb2)
+    saved = np.zeros(m + 3, dtype=np.int64)
     for b in range(n_pref):
         ubits[:] = 0
         for j in range(k):
@@ -482,6 +614,10 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
         key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
         pos[level] = bstart[key]
         end[level] = bstart[key + 1]
+        if level == n_stem - 1 and not _ring_parent(
+                placed, ubits, n_stem, m, order, n_v, nb1, ns1, nb2, ns2, base, n_colours,
+                bstart, colours, pbits, hbits, pwt, unit, scratch, saved):
+            pos[level] = end[level]
         while True:
             if pos[level] >= end[level]:
                 level -= 1
@@ -496,9 +632,9 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
             placed[level] = c
             _flip(ubits, c >> 2)
             if level + 1 == n_stem:
-                got = _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2,
-                                         base, n_colours, bstart, colours, pbits, hbits,
-                                         pwt, unit, scratch)
+                got = _ring_child(placed, ubits, c >> 2, n_stem, m, order, n_v, nb1, ns1, nb2,
+                                  ns2, base, n_colours, bstart, colours, pbits, hbits, pwt,
+                                  unit, scratch, saved)
                 shadow += got
                 if got < 0 or shadow > 4e18:  # could leave the int64 range: give up
                     cnt = -1
@@ -512,6 +648,10 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
             key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
             pos[level] = bstart[key]
             end[level] = bstart[key + 1]
+            if level == n_stem - 1 and not _ring_parent(
+                    placed, ubits, n_stem, m, order, n_v, nb1, ns1, nb2, ns2, base, n_colours,
+                    bstart, colours, pbits, hbits, pwt, unit, scratch, saved):
+                pos[level] = end[level]
         counts[b] = cnt
         stems[b] = nst
     return counts, stems

@@ -78,3 +78,27 @@ def test_cli_method_factorised(tmp_path):
 def test_too_large_hamming_is_a_clear_error():
     with pytest.raises(ZoneError, match="too large"):
         count_factorised(_instance(3, 3, 1), 1, 1, 16)
+
+
+@pytest.mark.parametrize("h", [1, 2, 3])
+def test_every_prefix_depth_gives_the_same_count(h):
+    """The kernel splits at any stem depth: from the centre alone (every parent met by the
+    walk), from a depth whose prefixes are parents themselves, down to whole stems (no
+    walk); few colours make parents with dead lists and last pieces shared with F."""
+    from e2store import _kernels
+    from e2store.enumerate import _prefixes, corolle_layout
+    from e2store.factorised import stem_work
+
+    inst = _instance(5, 5, 11, 2, 4)
+    for x, y in [(2, 2), (1, 0), (0, 0)]:
+        work = stem_work(inst, corolle_layout(5, 5, x, y, h), 1, 1)
+        args = (work.n_stem, work.layout.n_levels, *work.args, work.table.n_pieces,
+                *work.ring)
+        got = set()
+        for k in range(work.n_stem + 1):
+            pref = _prefixes(work.layout.truncated(work.n_stem), work.table, k)
+            c, s = _kernels.count_factorised(pref, *args)
+            got.add((int(c.sum()), int(s.sum())))
+        assert len(got) == 1, (x, y, got)
+        want = count_corolles(inst, x, y, h, threads=2).corolles
+        assert got.pop()[0] == want
