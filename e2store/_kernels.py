@@ -194,6 +194,9 @@ def rotate_rows(cells, front, perm, q, front_shift):
 # ---------------------------------------------------------------------------------------
 
 
+INT_LIMIT = 4e18  # |partial sums| kept below this: int64 arithmetic never wraps (max 9.2e18)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _popcount(v):
     v = v - ((v >> np.uint64(1)) & np.uint64(0x5555555555555555))
@@ -282,6 +285,8 @@ def _list_blocks(i, m, eff, sizes, keys, hbits, pwt, unit, nb, scratch):
                     hv ^= lowb
         pmask[d + 1] = pmask[d] | low
         bmask[nb] = pmask[d + 1]
+        if float(mu[d + 2]) * g < -INT_LIMIT or float(mu[d + 2]) * g > INT_LIMIT:
+            scratch[8][2] = 1  # the block's weight leaves the int64 range
         bw[nb] = mu[d + 2] * g
         nb += 1
         cand[d + 1] = cand[d] & adj[j]
@@ -294,13 +299,16 @@ def _list_blocks(i, m, eff, sizes, keys, hbits, pwt, unit, nb, scratch):
 def _component_product(m, sizes, scratch, wmask):
     """Product over the components of the piece-sharing graph (`adj`) of their partition
     sums, from the blocks `_list_blocks` listed.  Memo entries of subsets outside `wmask`
-    are kept from the last `_ring_parent` (wmask -1: nothing is kept)."""
+    are kept from the last `_ring_parent` (wmask -1: nothing is kept).  Returns -1 when
+    a block weight, a partial sum or the product could leave the int64 range."""
     ints = scratch[1]
     adj = ints[2]
     bfirst = ints[10]
     blast = ints[11]
     bw = scratch[5]
     stamp = scratch[8]
+    if stamp[2]:
+        return -1
     stamp[0] += 1
     if wmask == -1:
         stamp[1] = stamp[0]
@@ -322,21 +330,29 @@ def _component_product(m, sizes, scratch, wmask):
             cmask |= nxt
         seen |= cmask
         if cmask == np.int64(1) << start:
-            total *= sizes[start]
+            part = sizes[start]
         elif blast[start] - bfirst[start] == 2 and _popcount(np.uint64(cmask)) == 2:
-            total *= sizes[start] * sizes[_lowest(cmask ^ (np.int64(1) << start))] \
-                + bw[bfirst[start] + 1]
+            other = sizes[_lowest(cmask ^ (np.int64(1) << start))]
+            if float(sizes[start]) * other > INT_LIMIT:
+                return -1
+            part = sizes[start] * other + bw[bfirst[start] + 1]
         else:
-            total *= _partition_sum(cmask, scratch, wmask)
-        if total == 0:
+            part = _partition_sum(cmask, scratch, wmask)
+            if stamp[2]:
+                return -1
+        if part == 0:
             return 0
+        if float(total) * part > INT_LIMIT:
+            return -1
+        total *= part
     return total
 
 
 @njit(cache=True, nogil=True)
 def _injective(eff, sizes, keys, hbits, pwt, unit, m, scratch):
     """Injective choices of m lists (piece bitsets `eff`, placements `sizes`): every block
-    of lists with a common piece, then the partition sum per component."""
+    of lists with a common piece, then the partition sum per component (-1: past int64)."""
+    scratch[8][2] = 0
     nb = 0
     for i in range(m - 1, -1, -1):
         nb = _list_blocks(i, m, eff, sizes, keys, hbits, pwt, unit, nb, scratch)
@@ -348,7 +364,8 @@ def _partition_sum(full, scratch, wmask):
     """Sum over the partitions of the component `full` (a mask of lists) into blocks:
     F(S) = sum over the blocks B of S holding S's lowest list of weight(B) F(S - B),
     memoised top-down from the whole component.  F of a subset outside `wmask` carries
-    the parent's mark `stamp[1]`: the siblings of a parent share it."""
+    the parent's mark `stamp[1]`: the siblings of a parent share it.  A term or partial
+    sum that could leave the int64 range sets the overflow flag `stamp[2]` (result 0)."""
     ints = scratch[1]
     sstate = ints[7]
     sblk = ints[8]
@@ -361,12 +378,14 @@ def _partition_sum(full, scratch, wmask):
     fdone = scratch[7]
     mark = scratch[8][0]
     pmark = scratch[8][1]
+    sabs = scratch[10]
     if fdone[full] == (mark if full & wmask else pmark):
         return fval[full]
     sp = 0
     sstate[0] = full
     sblk[0] = bfirst[_lowest(full)]
     sacc[0] = 0
+    sabs[0] = 0.0
     while sp >= 0:
         s = sstate[sp]
         b = sblk[sp]
@@ -378,7 +397,12 @@ def _partition_sum(full, scratch, wmask):
                 rest = s & ~blk
                 if rest == 0:
                     sacc[sp] += bw[b]
+                    sabs[sp] += abs(float(bw[b]))
                 elif fdone[rest] == (mark if rest & wmask else pmark):
+                    sabs[sp] += abs(float(bw[b]) * fval[rest])
+                    if sabs[sp] > INT_LIMIT:
+                        scratch[8][2] = 1
+                        return 0
                     sacc[sp] += bw[b] * fval[rest]
                 else:
                     sblk[sp] = b
@@ -386,6 +410,7 @@ def _partition_sum(full, scratch, wmask):
                     sstate[sp] = rest
                     sblk[sp] = bfirst[_lowest(rest)]
                     sacc[sp] = 0
+                    sabs[sp] = 0.0
                     pushed = True
                     break
             b += 1
@@ -401,7 +426,8 @@ def _partition_sum(full, scratch, wmask):
 def ring_scratch(m, nw):
     """Scratch arrays of `_outer_ring_mobius` for m outer lists of nw-word piece bitsets:
     (eff, ints, band, mu, block masks, block weights, memo values, memo marks, stamps (the
-    current one and the parent's, see `_partition_sum`), heavy pieces along the block walk)."""
+    current one and the parent's, see `_partition_sum`; the overflow flag), heavy pieces
+    along the block walk, magnitudes of the partition sum's accumulators)."""
     mm = max(m, 1)
     mu = np.zeros(mm + 2, dtype=np.int64)
     f = 1
@@ -412,10 +438,8 @@ def ring_scratch(m, nw):
             np.zeros((mm + 1, nw), dtype=np.uint64), mu,
             np.zeros(1 << mm, dtype=np.int64), np.zeros(1 << mm, dtype=np.int64),
             np.zeros(1 << mm, dtype=np.int64), np.zeros(1 << mm, dtype=np.int64),
-            np.zeros(2, dtype=np.int64), np.zeros((mm + 1, nw), dtype=np.uint64))
-
-
-SAFE_PRODUCT = 1e17  # a stem whose last-ring product exceeds this is refused, not miscounted
+            np.zeros(3, dtype=np.int64), np.zeros((mm + 1, nw), dtype=np.uint64),
+            np.zeros(mm + 2, dtype=np.float64))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -444,8 +468,7 @@ def _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2, base
     """Injective choices of the last ring given a filled stem (levels < n_stem) whose
     pieces are the bits of `ubits`; nothing is walked but piece-sharing partitions.
 
-    Returns -1 when the product of the list sizes exceeds SAFE_PRODUCT: the partition sum's
-    terms could then overflow an int64.
+    Returns -1 when a term of the partition sum could leave the int64 range.
     """
     m = n_levels - n_stem
     if m == 0:
@@ -454,7 +477,6 @@ def _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2, base
     ints = scratch[1]
     keys = ints[0]
     sizes = ints[1]
-    bound = 1.0
     for i in range(m):
         key = _bucket(n_stem + i, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
         keys[i] = key
@@ -462,9 +484,6 @@ def _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2, base
         if s == 0:
             return 0
         sizes[i] = s
-        bound *= s
-    if bound > SAFE_PRODUCT:
-        return -1
     return _injective(eff, sizes, keys, hbits, pwt, unit, m, scratch)
 
 
@@ -500,14 +519,13 @@ def ring_plan(n_stem, n_levels, nb1, nb2):
 def _ring_parent(placed, ubits, n_stem, m, order, n_v, nb1, ns1, nb2, ns2, base, n_colours,
                  bstart, colours, pbits, hbits, pwt, unit, scratch, saved):
     """The lists F of a parent (levels < n_stem - 1 filled), their links and blocks; False
-    when one is empty (no child has a completion).  `saved` keeps [blocks, bound, links]."""
+    when one is empty (no child has a completion).  `saved` keeps [blocks, overflow, links]."""
     eff = scratch[0]
     ints = scratch[1]
     keys = ints[0]
     sizes = ints[1]
     adj = ints[2]
     top = m + 1
-    bound = 1.0
     for t in range(n_v, m):
         i = t + 1
         key = _bucket(n_stem + order[t], placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
@@ -516,12 +534,12 @@ def _ring_parent(placed, ubits, n_stem, m, order, n_v, nb1, ns1, nb2, ns2, base,
         if s == 0:
             return False
         sizes[i] = s
-        bound *= s
+    scratch[8][2] = 0
     nb = 0
     for i in range(top - 1, n_v, -1):
         nb = _list_blocks(i, top, eff, sizes, keys, hbits, pwt, unit, nb, scratch)
     saved[0] = nb
-    saved[1] = min(bound, 9e18)
+    saved[1] = scratch[8][2]
     scratch[8][0] += 1  # a new parent: forget the partition sums of the last one's F
     scratch[8][1] = scratch[8][0]
     for i in range(n_v + 1, top):
@@ -533,14 +551,13 @@ def _ring_parent(placed, ubits, n_stem, m, order, n_v, nb1, ns1, nb2, ns2, base,
 def _ring_child(placed, ubits, piece, n_stem, m, order, n_v, nb1, ns1, nb2, ns2, base,
                 n_colours, bstart, colours, pbits, hbits, pwt, unit, scratch, saved):
     """Injective choices of the last ring below a child of the parent `_ring_parent` last
-    saw, whose last cell holds `piece` (already in `ubits`); -1 past SAFE_PRODUCT."""
+    saw, whose last cell holds `piece` (already in `ubits`); -1 past the int64 range."""
     eff = scratch[0]
     ints = scratch[1]
     keys = ints[0]
     sizes = ints[1]
     adj = ints[2]
     top = m + 1
-    bound = float(saved[1])
     for t in range(n_v):
         key = _bucket(n_stem + order[t], placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
         keys[t] = key
@@ -548,9 +565,7 @@ def _ring_child(placed, ubits, piece, n_stem, m, order, n_v, nb1, ns1, nb2, ns2,
         if s == 0:
             return 0
         sizes[t] = s
-        bound *= s
-    if bound > SAFE_PRODUCT:
-        return -1
+    scratch[8][2] = saved[1]
     keys[n_v] = -1
     sizes[n_v] = 1
     for w in range(eff.shape[1]):
@@ -636,7 +651,7 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
                                   ns2, base, n_colours, bstart, colours, pbits, hbits, pwt,
                                   unit, scratch, saved)
                 shadow += got
-                if got < 0 or shadow > 4e18:  # could leave the int64 range: give up
+                if got < 0 or shadow > INT_LIMIT:  # could leave the int64 range: give up
                     cnt = -1
                     break
                 cnt += got

@@ -30,7 +30,7 @@ from .errors import ZoneError
 from .geometry import n_slots, rotate_kinds
 from .instance import Instance
 
-MAX_HAMMING = 5  # ring h has 4h <= 20 lists: a block's Moebius factor (4h-1)! fits an int64
+MAX_HAMMING = 5  # ring h: 4h <= 20 lists and the piece list: a block factor (4h)! fits int64
 
 
 @dataclass(frozen=True)
@@ -137,9 +137,9 @@ def count_batches(work: StemWork, batches: list[np.ndarray], *, threads: int = 1
     def run(batch: np.ndarray) -> tuple[int, int]:
         c, s = _kernels.count_factorised(batch, *args)
         if (c < 0).any():
-            raise ZoneError(f"{desc}: a stem's count could exceed the 64-bit range of the "
-                            f"kernels (more than {_kernels.SAFE_PRODUCT:.0e} choices of its "
-                            f"last ring); this count is out of reach of the method")
+            raise ZoneError(f"{desc}: a count could leave the 64-bit range of the kernels "
+                            f"(a term of a last-ring partition sum, or a prefix's total); "
+                            f"this count is out of reach of the method")
         return sum(int(v) for v in c), int(s.sum())
 
     total = stems = 0

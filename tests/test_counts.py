@@ -216,6 +216,17 @@ def test_counts_are_reproducible(tmp_path):
     assert list(itertools.islice(zone_cells(inst, 2), 1)) == [(0, 0)]
 
 
+@pytest.mark.parametrize("m", [8, 9])
+def test_injective_kernel_is_exact_up_to_the_int64_limit(m):
+    """Lists of 200 pieces, the first two sharing one: (200^2 - 1) 200^(m-2) choices.  With
+    8 lists (2.6e18) the count is exact; with 9 (5.1e20) it is refused (-1), not wrapped."""
+    lists = [[(200 * i + p) * 4 for p in range(200)] for i in range(m)]
+    lists[1][0] = lists[0][0]
+    got = _kernels.injective_choices(*_lists_to_bits(lists, 200 * m))
+    want = (200 * 200 - 1) * 200 ** (m - 2)
+    assert got == (want if want < 4e18 else -1)
+
+
 def test_counts_beyond_int64_are_refused_not_wrapped():
     """One inner colour: every interior piece fits every interior cell in 4 rotations, so
     the last ring of a 9x9 centre at hamming 3 has 12 lists of 196 placements."""
