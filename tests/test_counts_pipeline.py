@@ -191,6 +191,14 @@ def test_counts_config_dry_run(tmp_path):
     assert "results/benchmark-counts/counts/tables/corolles_h2.csv" in out
 
 
+def test_e2_counts_config_is_valid():
+    """config/counts-e2.yaml (the real board's tables, README) passes the schema and names
+    the Eternity II piece file."""
+    cfg = _validate(yaml.safe_load((REPO / "config" / "counts-e2.yaml").read_text()))
+    assert cfg["counts"]["instances"] == {"e2": "../shared/instances/e2pieces_jwortmann.txt"}
+    assert cfg["counts"]["hamming"] == [1, 2]
+
+
 def test_default_config_has_no_count_jobs(tmp_path):
     proc = _snakemake(tmp_path, REPO / "config.yaml", "-n")
     assert proc.returncode == 0, proc.stderr[-3000:]
