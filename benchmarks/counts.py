@@ -5,6 +5,8 @@
     python benchmarks/counts.py --instance ../shared/instances/e2pieces_jwortmann.txt \
         --hamming 1 --hamming 2 --max-stems 300000000
     python benchmarks/counts.py --check-corolles 200000000   # enumerate every cell up to 2e8
+    python benchmarks/counts.py --instance ../shared/instances/e2pieces_jwortmann.txt \
+        --hamming 3 --at 0,0 --at 1,0 --at 0,1 --at 2,0 --at 0,2   # E2 h3, frame zones
 
 Every zone's count runs on `--threads` threads (the Moebius last-ring kernel, symmetric
 shapes counted over a quarter or half of the centres).  A zone whose stems (hamming h-1
@@ -58,11 +60,15 @@ def main() -> None:
                     help="Estimate, do not count, zones with more stems than this.")
     ap.add_argument("--sample", type=int, default=4,
                     help="Batches sampled per estimate (0: skip zones over --max-stems).")
+    ap.add_argument("--at", action="append", default=[], metavar="X,Y",
+                    help="Only the zones of these cells (repeatable; default: every zone). "
+                         "Sizing a zone counts it at h-1, which for h=3 is a whole h=2 count.")
     ap.add_argument("--check-corolles", type=float, default=0,
                     help="Also enumerate every cell with at most this many corolles.")
     args = ap.parse_args()
     paths = args.instance or [BENCH / f"pieces_{n}x{n}.txt" for n in args.sizes]
     hammings = args.hamming or [1, 2]
+    cells = {tuple(int(v) for v in a.split(",")) for a in args.at}
     count_factorised(read_instance(paths[0]), 0, 0, 1)  # compile / load the kernels
     checked = []
     for h in hammings:
@@ -72,7 +78,11 @@ def main() -> None:
             estimated = skipped = False
             print(f"\n{path.stem} hamming {h}:")
             print(f"  {'x':>2} {'y':>2} {'corolles':>26} {'seconds':>9}")
-            for z in zone_map(inst.width, inst.height, h).zones:
+            zmap = zone_map(inst.width, inst.height, h)
+            wanted = {zmap.zone_at(x, y).id for x, y in cells}
+            for z in zmap.zones:
+                if cells and z.id not in wanted:
+                    continue
                 stems = count_factorised(inst, z.x, z.y, h - 1).corolles if h >= 1 else 1
                 if stems > args.max_stems and args.sample == 0:
                     skipped = True

@@ -515,6 +515,24 @@ def ring_plan(n_stem, n_levels, nb1, nb2):
     return order, n_v
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _fill_ordered(t0, t1, shift, placed, ubits, n_stem, order, nb1, ns1, nb2, ns2, base,
+                  n_colours, bstart, colours, pbits, hbits, pwt, unit, scratch):
+    """Lists of the outer levels order[t0:t1] into rows t + shift; False if one is empty."""
+    eff = scratch[0]
+    keys = scratch[1][0]
+    sizes = scratch[1][1]
+    for t in range(t0, t1):
+        i = t + shift
+        key = _bucket(n_stem + order[t], placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+        keys[i] = key
+        s = _fill_list(i, key, ubits, bstart, pbits, hbits, pwt, unit, eff)
+        if s == 0:
+            return False
+        sizes[i] = s
+    return True
+
+
 @njit(cache=True, nogil=True)
 def _ring_parent(placed, ubits, n_stem, m, order, n_v, nb1, ns1, nb2, ns2, base, n_colours,
                  bstart, colours, pbits, hbits, pwt, unit, scratch, saved):
@@ -526,14 +544,9 @@ def _ring_parent(placed, ubits, n_stem, m, order, n_v, nb1, ns1, nb2, ns2, base,
     sizes = ints[1]
     adj = ints[2]
     top = m + 1
-    for t in range(n_v, m):
-        i = t + 1
-        key = _bucket(n_stem + order[t], placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
-        keys[i] = key
-        s = _fill_list(i, key, ubits, bstart, pbits, hbits, pwt, unit, eff)
-        if s == 0:
-            return False
-        sizes[i] = s
+    if not _fill_ordered(n_v, m, 1, placed, ubits, n_stem, order, nb1, ns1, nb2, ns2, base,
+                         n_colours, bstart, colours, pbits, hbits, pwt, unit, scratch):
+        return False
     scratch[8][2] = 0
     nb = 0
     for i in range(top - 1, n_v, -1):
@@ -558,13 +571,9 @@ def _ring_child(placed, ubits, piece, n_stem, m, order, n_v, nb1, ns1, nb2, ns2,
     sizes = ints[1]
     adj = ints[2]
     top = m + 1
-    for t in range(n_v):
-        key = _bucket(n_stem + order[t], placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
-        keys[t] = key
-        s = _fill_list(t, key, ubits, bstart, pbits, hbits, pwt, unit, eff)
-        if s == 0:
-            return 0
-        sizes[t] = s
+    if not _fill_ordered(0, n_v, 0, placed, ubits, n_stem, order, nb1, ns1, nb2, ns2, base,
+                         n_colours, bstart, colours, pbits, hbits, pwt, unit, scratch):
+        return 0
     scratch[8][2] = saved[1]
     keys[n_v] = -1
     sizes[n_v] = 1
