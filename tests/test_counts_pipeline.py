@@ -191,11 +191,16 @@ def test_counts_config_dry_run(tmp_path):
     assert "results/benchmark-counts/counts/tables/corolles_h2.csv" in out
 
 
-def test_e2_counts_config_is_valid():
-    """config/counts-e2.yaml (the real board's tables, README) passes the schema and names
-    the Eternity II piece file."""
-    cfg = _validate(yaml.safe_load((REPO / "config" / "counts-e2.yaml").read_text()))
-    assert cfg["counts"]["instances"] == {"e2": "../shared/instances/e2pieces_jwortmann.txt"}
+@pytest.mark.parametrize("name, files", [
+    ("counts-e2.yaml", {"e2": "e2pieces_jwortmann.txt"}),
+    ("counts-clues.yaml", {f"clue{k}": f"clue{k}_jwortmann.txt" for k in range(1, 5)}),
+])
+def test_real_board_counts_configs_are_valid(name, files):
+    """config/counts-e2.yaml and counts-clues.yaml (the real board's and the clue puzzles'
+    tables, README) pass the schema and name the piece files in ../shared."""
+    cfg = _validate(yaml.safe_load((REPO / "config" / name).read_text()))
+    assert cfg["counts"]["instances"] == {k: f"../shared/instances/{f}"
+                                          for k, f in files.items()}
     assert cfg["counts"]["hamming"] == [1, 2]
 
 
