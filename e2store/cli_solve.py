@@ -62,16 +62,35 @@ from .solver import (
               help="With --openings: processes to spread the openings over.")
 @click.option("--shard", default=None, metavar="K/S",
               help="With --openings: solve only openings i with i % S == K.")
+@click.option("--estimate", "estimate_samples", type=click.IntRange(min=1), default=None,
+              metavar="M", help="Do not search: estimate the nodes, solutions and time of "
+              "this search from M random prefixes searched to the end (exact when M covers "
+              "every prefix).")
+@click.option("--estimate-seed", type=int, default=0, show_default=True,
+              help="With --estimate: the random seed of the sample.")
 def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
               first: bool, no_break: bool, seed_file: Path | None, save: Path | None,
               keep: int, max_nodes: int | None, as_json: bool, openings_file: Path | None = None,
-              workers: int = 1, shard: str | None = None, **finals) -> None:
+              workers: int = 1, shard: str | None = None, estimate_samples: int | None = None,
+              estimate_seed: int = 0, **finals) -> None:
     """Solve a puzzle by backtracking and report nodes, solutions and times.
 
     A node is one piece placed.  Progress goes to stderr on long runs; Ctrl-C stops the
-    search and reports what was found so far (exit code 130).
+    search and reports what was found so far (exit code 130).  `--estimate M` sizes the
+    search first (e2store.estimate), in seconds rather than hours.
     """
     ctx = click.get_current_context()
+    if estimate_samples is not None:
+        given = [f"--{k.replace('_', '-')}" for k in ("first", "save", "max_nodes",
+                                                       "openings_file", "finals_store")
+                 if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT]
+        if given:
+            raise click.UsageError(f"--estimate takes no {', '.join(given)}")
+        _estimate(instance, fmt, sides, size, scan, no_break, seed_file, estimate_samples,
+                  estimate_seed, as_json)
+        return
+    elif ctx.get_parameter_source("estimate_seed") is not click.core.ParameterSource.DEFAULT:
+        raise click.UsageError("--estimate-seed needs --estimate M")
     given = [f"--{k.replace('_', '-')}" for k in ("finals_regions", "finals_hamming")
              if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT]
     if given and not finals.get("finals_store"):
@@ -112,7 +131,34 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
         sys.exit(130)
 
 
-def _corner(inst, result: SolveResult) -> str | None:
+def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
+              no_break: bool, seed_file: Path | None, samples: int, rng_seed: int,
+              as_json: bool) -> None:
+    """`solve --estimate M`: print the estimated size of the search."""
+    from .estimate import estimate
+
+    inst = load_instance(instance, fmt, sides, size)
+    seed = read_seed_file(seed_file) if seed_file is not None else None
+    est = estimate(inst, scan, samples=samples, symmetry_break=not no_break and seed is None,
+                   seed=seed, rng_seed=rng_seed, progress=True)
+    if as_json:
+        click.echo(json.dumps(est.to_dict()))
+        return
+    corner = _corner(inst, est)
+    how = ("exact: every prefix searched" if est.exact else
+           f"{est.sampled:,} of them sampled (seed {est.rng_seed}), +- one standard error")
+    click.echo("\n".join([
+        f"instance   {inst.name} ({est.width}x{est.height}), scan {est.scan}",
+        f"symmetry   {'broken: ' + corner if corner else 'none (every solution counted)'}",
+        f"prefixes   {est.prefixes:,} at depth {est.depth} ({est.prefix_nodes:,} nodes); {how}",
+        f"nodes      {est.nodes:.4g} +- {est.nodes_stderr:.2g}",
+        f"solutions  {est.solutions:,.1f} +- {est.solutions_stderr:,.1f}",
+        f"time       ~{est.seconds:,.1f} s in one process "
+        f"({est.nodes / max(est.seconds, 1e-9) / 1e6:,.1f} M nodes/s, the rate measured here)",
+    ]))
+
+
+def _corner(inst, result) -> str | None:
     if not result.symmetry_break:
         return None
     piece, r = lowest_corner(inst)

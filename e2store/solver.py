@@ -314,6 +314,21 @@ def symmetry_roots(inst: Instance) -> list[dict[int, int]]:
     return roots
 
 
+def search_roots(inst: Instance, fixed: dict[int, int], symmetry_break: bool,
+                 ) -> list[dict[int, int]]:
+    """The fixed cells of every subtree a search walks: the seed alone, or with the
+    symmetry break the seed merged with each of `symmetry_roots` it agrees with."""
+    if not symmetry_break:
+        return [fixed]
+    roots = []
+    for root in symmetry_roots(inst):
+        merged = {**fixed, **root}
+        conflict = any(fixed.get(c, v) != v for c, v in root.items())
+        if not conflict and _fixed_problem(inst, merged) is None:
+            roots.append(merged)
+    return roots
+
+
 # --------------------------------------------------------------------------- the plan
 
 
@@ -697,14 +712,7 @@ def solve(
         raise SolverError(f"seed: {problem}")
     if symmetry_break is None:
         symmetry_break = not fixed_seed
-    roots = [fixed_seed]
-    if symmetry_break:
-        roots = []
-        for root in symmetry_roots(instance):
-            merged = {**fixed_seed, **root}
-            conflict = any(fixed_seed.get(c, v) != v for c, v in root.items())
-            if not conflict and _fixed_problem(instance, merged) is None:
-                roots.append(merged)
+    roots = search_roots(instance, fixed_seed, symmetry_break)
     result = SolveResult(instance.id, w, h, scan_name, bool(symmetry_break), len(fixed_seed),
                          first)
     limit = node_limit if node_limit is not None else np.iinfo(np.int64).max

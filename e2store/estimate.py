@@ -1,0 +1,190 @@
+"""How big is a search before it is run: the solver's tree size by prefix sampling.
+
+A complete search of a board can take minutes (benchmark 7x7) or far longer than anyone can
+wait (8x8 and up), and progress bars cannot say how much is left.  `estimate` answers in
+seconds: the scan order's first K free cells are searched exactly, which yields every
+*prefix* (the partial board the search reaches at depth K) and the nodes above them; then a
+uniform random sample of M prefixes is searched to the end, and the subtrees' nodes and
+solutions are extrapolated to all prefixes:
+
+    nodes     = prefix nodes + P * mean(subtree nodes)
+    solutions = P * mean(subtree solutions)
+
+Both are unbiased; their standard errors carry the finite-population correction
+`sqrt(1 - M/P)`, so when every prefix is sampled (M >= P) the figures are exact and the
+errors 0 (the tests check this against `solve`).  K is the first depth with at least
+`prefix_factor * M` prefixes (or the last depth but one).  The seconds are the estimated
+nodes at the rate the prefix search and the sampled subtrees ran in this process (one
+core).
+
+The search is the one `solve` runs: same scan, symmetry break, seed and node definition
+(one node = one piece placed), so `nodes` estimates `solve(...).nodes`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from . import _solver_kernels as K
+from .errors import SolverError
+from .instance import Instance
+from .openings import Subtrees
+from .solver import (
+    Seed,
+    _fixed_problem,
+    _Search,
+    _seed_cells,
+    build_plan,
+    progress_interval,
+    scan_order,
+    search_roots,
+)
+
+DEFAULT_SAMPLES = 1000
+PREFIX_FACTOR = 10
+_BUFFER = 65536
+
+
+@dataclass
+class Estimate:
+    """An estimated search size (see the module docstring); `exact` when every prefix was
+    searched, and then `nodes` and `solutions` are the true counts."""
+
+    instance: str
+    width: int
+    height: int
+    scan: str
+    symmetry_break: bool
+    depth: int = 0
+    prefixes: int = 0
+    prefix_nodes: int = 0
+    sampled: int = 0
+    sample_nodes: int = 0
+    sample_solutions: int = 0
+    sample_seconds: float = 0.0
+    nodes: float = 0.0
+    nodes_stderr: float = 0.0
+    solutions: float = 0.0
+    solutions_stderr: float = 0.0
+    seconds: float = 0.0
+    exact: bool = False
+    rng_seed: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _prefixes(instance: Instance, order: np.ndarray, root: dict[int, int], k: int,
+              ) -> tuple[np.ndarray, int, float]:
+    """Every partial board of the search rooted at `root` at depth k (its first k free
+    cells, in `order`, filled), the nodes placed to reach them and the seconds taken."""
+    w = instance.width
+    free = [(x, y) for x, y in order.tolist() if y * w + x not in root]
+    cells = [(c % w, c // w) for c in root] + free[:k]
+    search = _Search(build_plan(instance, np.array(cells, dtype=np.int64), root), _BUFFER)
+    search.warm_up()
+    parts = []
+    t0 = time.perf_counter()
+    while not search.done:
+        found = search.run(np.iinfo(np.int64).max, False)
+        parts.append(found.copy())
+    seconds = time.perf_counter() - t0
+    boards = (np.concatenate(parts) if parts
+              else np.zeros((0, instance.width * instance.height), np.int64))
+    return boards.astype(np.int64), int(search.state[K.NODES]), seconds
+
+
+def estimate(instance: Instance, scan: str | Path | np.ndarray = "rowscan", *,
+             samples: int = DEFAULT_SAMPLES, symmetry_break: bool | None = None,
+             seed: Seed | None = None, rng_seed: int = 0, depth: int | None = None,
+             prefix_factor: int = PREFIX_FACTOR, progress: bool = False) -> Estimate:
+    """Estimate nodes, solutions and seconds of `solve(instance, scan, symmetry_break=...,
+    seed=...)` by searching `samples` random prefixes to the end (module docstring).
+    `depth` fixes the prefix depth K instead (0 .. free cells - 1).  Reproducible: the same
+    arguments and `rng_seed` give the same figures (all but the seconds)."""
+    if samples < 1:
+        raise SolverError(f"samples {samples} (expected >= 1)")
+    if prefix_factor < 1:
+        raise SolverError(f"prefix factor {prefix_factor} (expected >= 1)")
+    w, h = instance.width, instance.height
+    if instance.n_pieces != w * h:
+        raise SolverError(f"instance {instance.name!r} has {instance.n_pieces} pieces for a "
+                          f"{w}x{h} board (expected {w * h})")
+    if isinstance(scan, np.ndarray):
+        order, scan_name = np.asarray(scan, dtype=np.int64).reshape(-1, 2), "custom"
+        if sorted(map(tuple, order.tolist())) != [(x, y) for x in range(w) for y in range(h)]:
+            raise SolverError("scan order array is not a permutation of the board's cells")
+    else:
+        order, scan_name = scan_order(scan, w, h), str(scan)
+    fixed = _seed_cells(seed, w, h, instance.n_pieces)
+    problem = _fixed_problem(instance, fixed)
+    if problem is not None:
+        raise SolverError(f"seed: {problem}")
+    if symmetry_break is None:
+        symmetry_break = not fixed
+    roots = search_roots(instance, fixed, bool(symmetry_break))
+    est = Estimate(instance.id, w, h, scan_name, bool(symmetry_break), rng_seed=rng_seed)
+    n_free = min((w * h - len(r) for r in roots), default=0)
+    # the prefix depth: the first with enough prefixes over all roots, at most n_free - 1
+    # so that every subtree has a depth of its own (depth 0: the roots are the prefixes)
+    target = prefix_factor * samples
+    last = max(0, n_free - 1)
+    if depth is not None and not 0 <= depth <= last:
+        raise SolverError(f"prefix depth {depth} (expected 0..{last}: the search has "
+                          f"{n_free} free cells)")
+    for k in range(last + 1) if depth is None else [depth]:
+        found = [_prefixes(instance, order, r, k) for r in roots]
+        count = sum(len(f[0]) for f in found)
+        if count >= target or count == 0:
+            break
+    est.depth, est.prefixes = k, count
+    est.prefix_nodes = sum(f[1] for f in found)
+    prefix_seconds = sum(f[2] for f in found)
+    if count == 0:  # no partial board reaches depth k: the prefix search was all of it
+        est.nodes, est.exact = float(est.prefix_nodes), True
+        return est
+    owner = np.concatenate([np.full(len(f[0]), i) for i, f in enumerate(found)])
+    boards = np.concatenate([f[0] for f in found])
+    pick = np.sort(np.random.default_rng(rng_seed).choice(count, size=min(samples, count),
+                                                          replace=False))
+    subtrees = {}
+    for i in np.unique(owner[pick]).tolist():
+        r = roots[i]
+        free = [(x, y) for x, y in order.tolist() if y * w + x not in r]
+        sub = Subtrees(instance, order, sorted(set(r) | {y * w + x for x, y in free[:k]}))
+        sub.search(boards[np.flatnonzero(owner == i)[0]], 1, True).warm_up()
+        subtrees[i] = sub
+    nodes = np.zeros(len(pick), np.float64)
+    sols = np.zeros(len(pick), np.float64)
+    bar = tqdm(total=len(pick), desc=f"estimate {instance.name}", unit=" subtrees",
+               disable=not progress, delay=1.0, leave=False, mininterval=progress_interval())
+    t0 = time.perf_counter()
+    try:
+        for j, idx in enumerate(pick.tolist()):
+            s, n, _ = subtrees[int(owner[idx])].solve(boards[idx], checked=True)
+            sols[j], nodes[j] = s, n
+            bar.update(1)
+    finally:
+        bar.close()
+    est.sample_seconds = time.perf_counter() - t0
+    m = len(pick)
+    est.sampled = m
+    est.sample_nodes = int(nodes.sum())
+    est.sample_solutions = int(sols.sum())
+    est.exact = m == count
+    fpc = math.sqrt(max(0.0, 1.0 - m / count))
+    est.nodes = est.prefix_nodes + est.sample_nodes * count / m  # exact when m == count
+    est.solutions = est.sample_solutions * count / m
+    if m > 1:
+        est.nodes_stderr = count * float(nodes.std(ddof=1)) / math.sqrt(m) * fpc
+        est.solutions_stderr = count * float(sols.std(ddof=1)) / math.sqrt(m) * fpc
+    spent = prefix_seconds + est.sample_seconds
+    rate = (est.prefix_nodes + est.sample_nodes) / spent if spent > 0 else 0.0
+    est.seconds = est.nodes / rate if rate > 0 else 0.0
+    return est
