@@ -68,11 +68,15 @@ from .solver import (
               "every prefix).")
 @click.option("--estimate-seed", type=int, default=0, show_default=True,
               help="With --estimate: the random seed of the sample.")
+@click.option("--estimate-depth", type=click.IntRange(min=0), default=None, metavar="K",
+              help="With --estimate: sample the prefixes of the first K free cells (default: "
+              "the first depth with 10 M of them); deeper makes each sampled subtree smaller, "
+              "which big boards need.")
 def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
               first: bool, no_break: bool, seed_file: Path | None, save: Path | None,
               keep: int, max_nodes: int | None, as_json: bool, openings_file: Path | None = None,
               workers: int = 1, shard: str | None = None, estimate_samples: int | None = None,
-              estimate_seed: int = 0, **finals) -> None:
+              estimate_seed: int = 0, estimate_depth: int | None = None, **finals) -> None:
     """Solve a puzzle by backtracking and report nodes, solutions and times.
 
     A node is one piece placed.  Progress goes to stderr on long runs; Ctrl-C stops the
@@ -87,10 +91,11 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
         if given:
             raise click.UsageError(f"--estimate takes no {', '.join(given)}")
         _estimate(instance, fmt, sides, size, scan, no_break, seed_file, estimate_samples,
-                  estimate_seed, as_json)
+                  estimate_seed, estimate_depth, as_json)
         return
-    elif ctx.get_parameter_source("estimate_seed") is not click.core.ParameterSource.DEFAULT:
-        raise click.UsageError("--estimate-seed needs --estimate M")
+    for k in ("estimate_seed", "estimate_depth"):
+        if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT:
+            raise click.UsageError(f"--{k.replace('_', '-')} needs --estimate M")
     given = [f"--{k.replace('_', '-')}" for k in ("finals_regions", "finals_hamming")
              if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT]
     if given and not finals.get("finals_store"):
@@ -133,14 +138,14 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
 
 def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
               no_break: bool, seed_file: Path | None, samples: int, rng_seed: int,
-              as_json: bool) -> None:
+              depth: int | None, as_json: bool) -> None:
     """`solve --estimate M`: print the estimated size of the search."""
     from .estimate import estimate
 
     inst = load_instance(instance, fmt, sides, size)
     seed = read_seed_file(seed_file) if seed_file is not None else None
     est = estimate(inst, scan, samples=samples, symmetry_break=not no_break and seed is None,
-                   seed=seed, rng_seed=rng_seed, progress=True)
+                   seed=seed, rng_seed=rng_seed, depth=depth, progress=True)
     if as_json:
         click.echo(json.dumps(est.to_dict()))
         return

@@ -80,24 +80,54 @@ class Estimate:
         return asdict(self)
 
 
-def _prefixes(instance: Instance, order: np.ndarray, root: dict[int, int], k: int,
-              ) -> tuple[np.ndarray, int, float]:
-    """Every partial board of the search rooted at `root` at depth k (its first k free
-    cells, in `order`, filled), the nodes placed to reach them and the seconds taken."""
+class _Reservoir:
+    """A uniform random sample of `size` rows of a stream (Algorithm R, in chunks): row i
+    of the stream replaces a kept one with probability size / (i + 1).  Memory O(size)."""
+
+    def __init__(self, size: int, width: int, rng: np.random.Generator):
+        self.size, self.rng, self.seen = size, rng, 0
+        self.rows = np.zeros((0, width), np.int64)
+        self.owner = np.zeros(0, np.int64)
+
+    def add(self, rows: np.ndarray, owner: int) -> None:
+        n = len(rows)
+        room = max(0, min(n, self.size - len(self.rows)))
+        if room:
+            self.rows = np.concatenate([self.rows, rows[:room].astype(np.int64)])
+            self.owner = np.concatenate([self.owner, np.full(room, owner, np.int64)])
+        if room < n:
+            i = np.arange(self.seen + room, self.seen + n)  # stream indices of the rest
+            j = np.floor(self.rng.random(len(i)) * (i + 1)).astype(np.int64)
+            hit = np.flatnonzero(j < self.size)
+            # a slot replaced twice keeps the later row, as the one-by-one algorithm does
+            slot, last = np.unique(j[hit][::-1], return_index=True)
+            src = room + hit[::-1][last]
+            self.rows[slot] = rows[src]
+            self.owner[slot] = owner
+        self.seen += n
+
+
+def _prefixes(instance: Instance, order: np.ndarray, roots: list[dict[int, int]], k: int,
+              keep: _Reservoir) -> tuple[int, int, float]:
+    """Walk every partial board of the search at depth k (its first k free cells, in
+    `order`, filled below each root), sampling them into `keep`; returns their number,
+    the nodes placed to reach them and the seconds taken."""
     w = instance.width
-    free = [(x, y) for x, y in order.tolist() if y * w + x not in root]
-    cells = [(c % w, c // w) for c in root] + free[:k]
-    search = _Search(build_plan(instance, np.array(cells, dtype=np.int64), root), _BUFFER)
-    search.warm_up()
-    parts = []
-    t0 = time.perf_counter()
-    while not search.done:
-        found = search.run(np.iinfo(np.int64).max, False)
-        parts.append(found.copy())
-    seconds = time.perf_counter() - t0
-    boards = (np.concatenate(parts) if parts
-              else np.zeros((0, instance.width * instance.height), np.int64))
-    return boards.astype(np.int64), int(search.state[K.NODES]), seconds
+    count = nodes = 0
+    seconds = 0.0
+    for i, root in enumerate(roots):
+        free = [(x, y) for x, y in order.tolist() if y * w + x not in root]
+        cells = [(c % w, c // w) for c in root] + free[:k]
+        search = _Search(build_plan(instance, np.array(cells, dtype=np.int64), root), _BUFFER)
+        search.warm_up()
+        t0 = time.perf_counter()
+        while not search.done:
+            found = search.run(np.iinfo(np.int64).max, False)
+            keep.add(found, i)
+            count += len(found)
+        seconds += time.perf_counter() - t0
+        nodes += int(search.state[K.NODES])
+    return count, nodes, seconds
 
 
 def estimate(instance: Instance, scan: str | Path | np.ndarray = "rowscan", *,
@@ -139,35 +169,30 @@ def estimate(instance: Instance, scan: str | Path | np.ndarray = "rowscan", *,
         raise SolverError(f"prefix depth {depth} (expected 0..{last}: the search has "
                           f"{n_free} free cells)")
     for k in range(last + 1) if depth is None else [depth]:
-        found = [_prefixes(instance, order, r, k) for r in roots]
-        count = sum(len(f[0]) for f in found)
+        keep = _Reservoir(samples, w * h, np.random.default_rng(rng_seed))
+        count, est.prefix_nodes, prefix_seconds = _prefixes(instance, order, roots, k, keep)
         if count >= target or count == 0:
             break
     est.depth, est.prefixes = k, count
-    est.prefix_nodes = sum(f[1] for f in found)
-    prefix_seconds = sum(f[2] for f in found)
     if count == 0:  # no partial board reaches depth k: the prefix search was all of it
         est.nodes, est.exact = float(est.prefix_nodes), True
         return est
-    owner = np.concatenate([np.full(len(f[0]), i) for i, f in enumerate(found)])
-    boards = np.concatenate([f[0] for f in found])
-    pick = np.sort(np.random.default_rng(rng_seed).choice(count, size=min(samples, count),
-                                                          replace=False))
     subtrees = {}
-    for i in np.unique(owner[pick]).tolist():
+    for i in np.unique(keep.owner).tolist():
         r = roots[i]
         free = [(x, y) for x, y in order.tolist() if y * w + x not in r]
         sub = Subtrees(instance, order, sorted(set(r) | {y * w + x for x, y in free[:k]}))
-        sub.search(boards[np.flatnonzero(owner == i)[0]], 1, True).warm_up()
+        sub.search(keep.rows[np.flatnonzero(keep.owner == i)[0]], 1, True).warm_up()
         subtrees[i] = sub
+    pick = range(len(keep.rows))
     nodes = np.zeros(len(pick), np.float64)
     sols = np.zeros(len(pick), np.float64)
     bar = tqdm(total=len(pick), desc=f"estimate {instance.name}", unit=" subtrees",
                disable=not progress, delay=1.0, leave=False, mininterval=progress_interval())
     t0 = time.perf_counter()
     try:
-        for j, idx in enumerate(pick.tolist()):
-            s, n, _ = subtrees[int(owner[idx])].solve(boards[idx], checked=True)
+        for j in pick:
+            s, n, _ = subtrees[int(keep.owner[j])].solve(keep.rows[j], checked=True)
             sols[j], nodes[j] = s, n
             bar.update(1)
     finally:

@@ -115,6 +115,47 @@ def test_cli_estimate(tmp_path):
     assert r.exit_code == 0, r.output
     assert "3 of them sampled (seed 4)" in r.stdout and "symmetry   none" in r.stdout
     assert "nodes      " in r.stdout and "s in one process" in r.stdout
-    for bad in (["--estimate", 5, "--first"], ["--estimate-seed", 3], ["--estimate", 0]):
+    r = _run("solve", path, "--estimate", 2, "--estimate-depth", 3, "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["depth"] == 3
+    r = _run("solve", path, "--estimate", 2, "--estimate-depth", 11)
+    assert r.exit_code == 2 and "prefix depth 11 (expected 0..10" in r.stderr
+    for bad in (["--estimate", 5, "--first"], ["--estimate-seed", 3], ["--estimate", 0],
+                ["--estimate-depth", 2]):
         r = _run("solve", path, *bad)
         assert r.exit_code == 2 and not r.stdout, bad
+
+
+def _reservoir_one_by_one(stream: list[int], size: int, seed: int) -> list[int]:
+    """Algorithm R, one row at a time (the twin of `_Reservoir`)."""
+    rng = np.random.default_rng(seed)
+    kept: list[int] = []
+    for i, x in enumerate(stream):
+        if i < size:
+            kept.append(x)
+            continue
+        j = int(np.floor(rng.random() * (i + 1)))
+        if j < size:
+            kept[j] = x
+    return kept
+
+
+@pytest.mark.parametrize("size, n, seed", [(1, 50, 0), (5, 3, 1), (7, 100, 2), (20, 1000, 3)])
+def test_reservoir_matches_algorithm_r_row_by_row(size, n, seed):
+    from e2store.estimate import _Reservoir
+
+    keep = _Reservoir(size, 2, np.random.default_rng(seed))
+    chunks = np.random.default_rng(99).integers(1, 40, size=n)
+    start = 0
+    owner_of = {}
+    for c in chunks:
+        if start >= n:
+            break
+        rows = np.arange(start, min(n, start + c))
+        keep.add(np.stack([rows, -rows], axis=1), owner=int(start % 3))
+        owner_of.update((int(r), int(start % 3)) for r in rows)
+        start += len(rows)
+    want = _reservoir_one_by_one(list(range(n)), size, seed)
+    assert keep.rows[:, 0].tolist() == want and keep.seen == n
+    assert (keep.rows[:, 1] == -keep.rows[:, 0]).all()
+    assert keep.owner.tolist() == [owner_of[r] for r in want]
