@@ -37,13 +37,10 @@ from .instance import Instance
 from .openings import Subtrees
 from .solver import (
     Seed,
-    _fixed_problem,
     _Search,
-    _seed_cells,
     build_plan,
     progress_interval,
-    scan_order,
-    search_roots,
+    search_setup,
 )
 
 DEFAULT_SAMPLES = 1000
@@ -78,6 +75,12 @@ class Estimate:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def _prefix_cells(order: np.ndarray, root: dict[int, int], width: int, k: int) -> list[int]:
+    """The cells fixed at prefix depth k: the root's and the first k free ones of `order`."""
+    free = [y * width + x for x, y in order.tolist() if y * width + x not in root]
+    return list(root) + free[:k]
 
 
 class _Reservoir:
@@ -116,8 +119,7 @@ def _prefixes(instance: Instance, order: np.ndarray, roots: list[dict[int, int]]
     count = nodes = 0
     seconds = 0.0
     for i, root in enumerate(roots):
-        free = [(x, y) for x, y in order.tolist() if y * w + x not in root]
-        cells = [(c % w, c // w) for c in root] + free[:k]
+        cells = [(c % w, c // w) for c in _prefix_cells(order, root, w, k)]
         search = _Search(build_plan(instance, np.array(cells, dtype=np.int64), root), _BUFFER)
         search.warm_up()
         t0 = time.perf_counter()
@@ -143,23 +145,9 @@ def estimate(instance: Instance, scan: str | Path | np.ndarray = "rowscan", *,
     if prefix_factor < 1:
         raise SolverError(f"prefix factor {prefix_factor} (expected >= 1)")
     w, h = instance.width, instance.height
-    if instance.n_pieces != w * h:
-        raise SolverError(f"instance {instance.name!r} has {instance.n_pieces} pieces for a "
-                          f"{w}x{h} board (expected {w * h})")
-    if isinstance(scan, np.ndarray):
-        order, scan_name = np.asarray(scan, dtype=np.int64).reshape(-1, 2), "custom"
-        if sorted(map(tuple, order.tolist())) != [(x, y) for x in range(w) for y in range(h)]:
-            raise SolverError("scan order array is not a permutation of the board's cells")
-    else:
-        order, scan_name = scan_order(scan, w, h), str(scan)
-    fixed = _seed_cells(seed, w, h, instance.n_pieces)
-    problem = _fixed_problem(instance, fixed)
-    if problem is not None:
-        raise SolverError(f"seed: {problem}")
-    if symmetry_break is None:
-        symmetry_break = not fixed
-    roots = search_roots(instance, fixed, bool(symmetry_break))
-    est = Estimate(instance.id, w, h, scan_name, bool(symmetry_break), rng_seed=rng_seed)
+    order, scan_name, _, symmetry_break, roots = search_setup(instance, scan, seed,
+                                                              symmetry_break)
+    est = Estimate(instance.id, w, h, scan_name, symmetry_break, rng_seed=rng_seed)
     n_free = min((w * h - len(r) for r in roots), default=0)
     # the prefix depth: the first with enough prefixes over all roots, at most n_free - 1
     # so that every subtree has a depth of its own (depth 0: the roots are the prefixes)
@@ -179,9 +167,7 @@ def estimate(instance: Instance, scan: str | Path | np.ndarray = "rowscan", *,
         return est
     subtrees = {}
     for i in np.unique(keep.owner).tolist():
-        r = roots[i]
-        free = [(x, y) for x, y in order.tolist() if y * w + x not in r]
-        sub = Subtrees(instance, order, sorted(set(r) | {y * w + x for x, y in free[:k]}))
+        sub = Subtrees(instance, order, sorted(_prefix_cells(order, roots[i], w, k)))
         sub.search(keep.rows[np.flatnonzero(keep.owner == i)[0]], 1, True).warm_up()
         subtrees[i] = sub
     pick = range(len(keep.rows))

@@ -314,6 +314,35 @@ def symmetry_roots(inst: Instance) -> list[dict[int, int]]:
     return roots
 
 
+def search_setup(instance: Instance, scan: str | Path | np.ndarray, seed: Seed | None,
+                 symmetry_break: bool | None,
+                 ) -> tuple[np.ndarray, str, dict[int, int], bool, list[dict[int, int]]]:
+    """Check a search's arguments and resolve them (shared by `solve` and
+    `e2store.estimate`): (scan order, scan name, seeded cells, symmetry break, roots).
+    `symmetry_break` None means yes without a seed, no with one."""
+    w, h = instance.width, instance.height
+    if instance.n_pieces != w * h:
+        raise SolverError(f"instance {instance.name!r} has {instance.n_pieces} pieces for a "
+                          f"{w}x{h} board (expected {w * h})")
+    if isinstance(scan, np.ndarray):
+        order = np.asarray(scan, dtype=np.int64).reshape(-1, 2)
+        cells = sorted(map(tuple, order.tolist()))
+        if cells != [(x, y) for x in range(w) for y in range(h)]:
+            raise SolverError("scan order array is not a permutation of the board's cells")
+        scan_name = "custom"
+    else:
+        order = scan_order(scan, w, h)
+        scan_name = _scan_name(str(scan)) or str(scan)
+    fixed = _seed_cells(seed, w, h, instance.n_pieces)
+    problem = _fixed_problem(instance, fixed)
+    if problem is not None:
+        raise SolverError(f"seed: {problem}")
+    if symmetry_break is None:
+        symmetry_break = not fixed
+    return order, scan_name, fixed, bool(symmetry_break), search_roots(
+        instance, fixed, bool(symmetry_break))
+
+
 def search_roots(inst: Instance, fixed: dict[int, int], symmetry_break: bool,
                  ) -> list[dict[int, int]]:
     """The fixed cells of every subtree a search walks: the seed alone, or with the
@@ -694,25 +723,8 @@ def solve(
     solutions, fewer nodes).
     """
     w, h = instance.width, instance.height
-    if instance.n_pieces != w * h:
-        raise SolverError(f"instance {instance.name!r} has {instance.n_pieces} pieces for a "
-                          f"{w}x{h} board (expected {w * h})")
-    if isinstance(scan, np.ndarray):
-        order = np.asarray(scan, dtype=np.int64).reshape(-1, 2)
-        cells = sorted(map(tuple, order.tolist()))
-        if cells != [(x, y) for x in range(w) for y in range(h)]:
-            raise SolverError("scan order array is not a permutation of the board's cells")
-        scan_name = "custom"
-    else:
-        order = scan_order(scan, w, h)
-        scan_name = _scan_name(str(scan)) or str(scan)
-    fixed_seed = _seed_cells(seed, w, h, instance.n_pieces)
-    problem = _fixed_problem(instance, fixed_seed)
-    if problem is not None:
-        raise SolverError(f"seed: {problem}")
-    if symmetry_break is None:
-        symmetry_break = not fixed_seed
-    roots = search_roots(instance, fixed_seed, symmetry_break)
+    order, scan_name, fixed_seed, symmetry_break, roots = search_setup(
+        instance, scan, seed, symmetry_break)
     result = SolveResult(instance.id, w, h, scan_name, bool(symmetry_break), len(fixed_seed),
                          first)
     limit = node_limit if node_limit is not None else np.iinfo(np.int64).max
