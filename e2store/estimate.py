@@ -170,21 +170,20 @@ def estimate(instance: Instance, scan: str | Path | np.ndarray = "rowscan", *,
         sub = Subtrees(instance, order, sorted(_prefix_cells(order, roots[i], w, k)))
         sub.search(keep.rows[np.flatnonzero(keep.owner == i)[0]], 1, True).warm_up()
         subtrees[i] = sub
-    pick = range(len(keep.rows))
-    nodes = np.zeros(len(pick), np.float64)
-    sols = np.zeros(len(pick), np.float64)
-    bar = tqdm(total=len(pick), desc=f"estimate {instance.name}", unit=" subtrees",
+    m = len(keep.rows)
+    nodes = np.zeros(m, np.float64)
+    sols = np.zeros(m, np.float64)
+    bar = tqdm(total=m, desc=f"estimate {instance.name}", unit=" subtrees",
                disable=not progress, delay=1.0, leave=False, mininterval=progress_interval())
     t0 = time.perf_counter()
     try:
-        for j in pick:
+        for j in range(m):
             s, n, _ = subtrees[int(keep.owner[j])].solve(keep.rows[j], checked=True)
             sols[j], nodes[j] = s, n
             bar.update(1)
     finally:
         bar.close()
     est.sample_seconds = time.perf_counter() - t0
-    m = len(pick)
     est.sampled = m
     est.sample_nodes = int(nodes.sum())
     est.sample_solutions = int(sols.sum())
