@@ -187,7 +187,10 @@ def enumerate_shard(root: Path, instance: Instance, zone: Zone, hamming: int, sh
         return {**json.loads((final / meta_name("flat")).read_text()), "skipped": True}
     target = shard_dir(root, instance.id, hamming, zone.id, shard, shards)
     if (target / SHARD_META).exists():
-        return {**json.loads((target / SHARD_META).read_text()), "skipped": True}
+        record = json.loads((target / SHARD_META).read_text())
+        if shards == 1:  # a run killed between publishing the shard and the partition
+            gather_shards(root, instance, zone, hamming, 1)
+        return {**record, "skipped": True}
     t0 = time.perf_counter()
     split = shard_split(instance, zone, hamming, shards)
     layout = corolle_layout(instance.width, instance.height, zone.x, zone.y, hamming)

@@ -144,6 +144,30 @@ def test_gather_needs_every_shard_and_a_leftover_shard_is_redone(board, referenc
     assert stages.gather_shards(root, board, z, 2, 3).skipped
 
 
+def test_a_one_shard_zone_killed_before_its_partition_is_published_resumes(
+        board, reference, tmp_path, monkeypatch):
+    """A one-shard zone publishes its shard, then the partition: a run killed between the
+    two (seen once in CI's kill-and-resume pipeline test) must publish it on the rerun."""
+    root = tmp_path / "st"
+    z = zone_map(board.width, board.height, 1).zones[0]
+    gather = stages.gather_shards
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(stages, "gather_shards", killed)
+    with pytest.raises(KeyboardInterrupt):
+        stages.enumerate_shard(root, board, z, 1, 0, 1, **SMALL)
+    assert (stages.shard_dir(root, board.id, 1, z.id, 0, 1) / stages.SHARD_META).exists()
+    assert not (store.partition_dir(root, board.id, 1, z.id, 0) / store.meta_name("flat")).exists()
+    monkeypatch.setattr(stages, "gather_shards", gather)
+    rec = stages.enumerate_shard(root, board, z, 1, 0, 1, **SMALL)
+    assert rec["skipped"]
+    a = store.read_partition(reference, board.id, 1, z.id, 0, "flat")
+    b = store.read_partition(root, board.id, 1, z.id, 0, "flat")
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+
+
 def test_stage_errors(board, tmp_path):
     root = tmp_path / "st"
     z = zone_map(board.width, board.height, 2).zones[4]
