@@ -9,7 +9,14 @@ import click
 
 from .cli_corolles import _threads_option, parse_cells
 from .cli_instance import Size, instance_options, load_instance
-from .counts import auto_shards, count_tables, count_zone, run_shard, zone_records
+from .counts import (
+    count_tables,
+    count_zone,
+    plan_zones,
+    run_shard,
+    uncounted_zones,
+    zone_records,
+)
 from .errors import StoreError
 from .instance import Instance
 from .tables import Board, write_tables
@@ -32,6 +39,22 @@ def _board(path: Path, inst: Instance) -> Board:
     return Board(inst.id, path.stem, inst.width, inst.height)
 
 
+def _read_plan(path: Path) -> dict:
+    """A count plan written by `e2store count-plan` (a clear error when it is not one)."""
+    try:
+        plan = json.loads(path.read_text())
+        zones = plan["zones"]
+        for z in zones:
+            int(z["x"]), int(z["y"]), int(z["shards"])
+        plan["instance"], int(plan["hamming"])
+    except OSError as e:
+        raise click.BadParameter(f"{path}: cannot read the plan ({e.strerror})") from None
+    except (ValueError, KeyError, TypeError) as e:
+        raise click.BadParameter(f"{path}: not a count plan of `e2store count-plan` "
+                                 f"({type(e).__name__}: {e})") from None
+    return plan
+
+
 def _shard_spec(value: str) -> tuple[int, int]:
     try:
         k, s = (int(v) for v in value.split("/"))
@@ -45,6 +68,12 @@ def _shard_spec(value: str) -> tuple[int, int]:
 _out_option = click.option("--out", "out", required=True,
                            type=click.Path(file_okay=False, path_type=Path),
                            help="Directory of the shard records (resumable).")
+
+
+_max_stems_option = click.option(
+    "--max-stems", type=click.FloatRange(min=1), default=None, metavar="N",
+    help="Leave out (uncounted) every zone with more than N stems (hamming h-1 corolles, "
+         "counted first); e.g. 2e9. Default: count every zone.")
 
 
 @click.command("counts")
@@ -61,22 +90,37 @@ _out_option = click.option("--out", "out", required=True,
               help="Aim for about this many stems (hamming h-1 corolles) per shard.")
 @click.option("--max-shards", type=click.IntRange(min=1), default=64, show_default=True,
               help="At most this many shards per zone.")
+@_max_stems_option
 @click.option("--tables", "tables_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="Also write corolles_h<h> and seconds_h<h> (.csv, .md) here.")
 @_threads_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per zone.")
 def counts(instances: tuple[Path, ...], fmt: str, sides: str | None, size: Size | None,
            hammings: tuple[int, ...], at: tuple[str, ...], out: Path, shard_stems: int,
-           max_shards: int, tables_dir: Path | None, threads: int, as_json: bool) -> None:
+           max_shards: int, max_stems: float | None, tables_dir: Path | None, threads: int,
+           as_json: bool) -> None:
     """Exact corolle counts per zone, shard by shard; a rerun resumes from the records."""
     loaded = [(p, load_instance(p, fmt, sides, size)) for p in instances]
+    plans = []
     if not as_json:
         click.echo(f"{'board':<22} {'h':>2} {'x':>3} {'y':>3} {'corolles':>28} "
                    f"{'shards':>6} {'seconds':>10}")
     for h in hammings:
         for path, inst in loaded:
-            for x, y in _cells(inst, h, at):
-                shards = auto_shards(inst, x, y, h, shard_stems, max_shards)
+            zones = plan_zones(inst, _cells(inst, h, at), h, shard_stems, max_shards,
+                               None if max_stems is None else int(max_stems))
+            plans.append({"instance": inst.id, "hamming": h, "zones": zones})
+            for zp in zones:
+                x, y, shards = zp["x"], zp["y"], zp["shards"]
+                if shards == 0:
+                    if as_json:
+                        click.echo(json.dumps({"instance": inst.id, "x": x, "y": y,
+                                               "hamming": h, "stems": zp["stems"],
+                                               "uncounted": True}))
+                    else:
+                        click.echo(f"{path.stem:<22} {h:>2} {x:>3} {y:>3} "
+                                   f"{'left out: ' + format(zp['stems'], '.2e') + ' stems':>28}")
+                    continue
                 z = count_zone(out, inst, x, y, h, shards, threads=threads, progress=True)
                 if as_json:
                     click.echo(json.dumps({"instance": inst.id, "x": x, "y": y, "zone": z.zone,
@@ -88,8 +132,8 @@ def counts(instances: tuple[Path, ...], fmt: str, sides: str | None, size: Size 
                     click.echo(f"{path.stem:<22} {h:>2} {x:>3} {y:>3} {z.corolles:>28,} "
                                f"{shards:>6} {z.seconds:>10.2f}")
     if tables_dir is not None:
-        write_tables(count_tables(out, [(_board(p, i), i) for p, i in loaded], hammings),
-                     tables_dir)
+        write_tables(count_tables(out, [(_board(p, i), i) for p, i in loaded], hammings,
+                                  uncounted_zones(plans)), tables_dir)
 
 
 @click.command("count-shard")
@@ -125,17 +169,18 @@ def count_shard_cmd(instance: Path, fmt: str, sides: str | None, size: Size | No
 @click.option("--shard-stems", type=click.IntRange(min=1), default=50_000_000,
               show_default=True)
 @click.option("--max-shards", type=click.IntRange(min=1), default=64, show_default=True)
+@_max_stems_option
 @click.option("-o", "output", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="JSON plan: every zone's cell and shard count.")
+              help="JSON plan: every zone's cell, stems and shard count (0: left out).")
 def count_plan(instance: Path, fmt: str, sides: str | None, size: Size | None, hamming: int,
-               shard_stems: int, max_shards: int, output: Path) -> None:
+               shard_stems: int, max_shards: int, max_stems: float | None,
+               output: Path) -> None:
     """Plan a count table: the zones of the board and the shards of each."""
     from .store import atomic_write_text
 
     inst = load_instance(instance, fmt, sides, size)
-    zones = [{"x": x, "y": y, "shards": auto_shards(inst, x, y, hamming, shard_stems,
-                                                     max_shards)}
-             for x, y in _cells(inst, hamming, ())]
+    zones = plan_zones(inst, _cells(inst, hamming, ()), hamming, shard_stems, max_shards,
+                       None if max_stems is None else int(max_stems))
     atomic_write_text(output, json.dumps({"instance": inst.id, "hamming": hamming,
                                           "zones": zones}, indent=1) + "\n")
 
@@ -147,28 +192,35 @@ def count_plan(instance: Path, fmt: str, sides: str | None, size: Size | None, h
 @click.option("--hamming", "hammings", type=click.IntRange(min=0), multiple=True,
               required=True)
 @_out_option
+@click.option("--plan", "plans", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Count plan(s) of `e2store count-plan` (repeatable): the zones they leave "
+                   "out (0 shards) show as uncounted with their stems, and --require spares "
+                   "them.")
 @click.option("--require", is_flag=True,
-              help="Fail unless every zone of every board has a complete set of shard records.")
+              help="Fail unless every zone of every board (but those a --plan leaves out) has "
+                   "a complete set of shard records.")
 @click.option("-o", "output", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Directory of the tables.")
 def count_tables_cmd(instances: tuple[Path, ...], fmt: str, sides: str | None,
-                     size: Size | None, hammings: tuple[int, ...], out: Path, require: bool,
-                     output: Path) -> None:
+                     size: Size | None, hammings: tuple[int, ...], out: Path,
+                     plans: tuple[Path, ...], require: bool, output: Path) -> None:
     """Write corolles_h<h> and seconds_h<h> tables (.csv, .md) from the shard records."""
     loaded = [(p, load_instance(p, fmt, sides, size)) for p in instances]
+    left = uncounted_zones(_read_plan(p) for p in plans)
     if require:
         for h in hammings:
             for _, inst in loaded:
                 done = {(r["x"], r["y"]) for r in zone_records(out, inst.id, h)}
-                missing = [c for c in _cells(inst, h, ()) if c not in done]
+                spared = left.get((inst.id, h), {})
+                missing = [c for c in _cells(inst, h, ()) if c not in done and c not in spared]
                 if missing:
                     raise StoreError(
                         f"{inst.id} h={h}: zone cell(s) "
                         f"{' '.join(f'{x},{y}' for x, y in missing)} have no complete "
                         f"set of shard records under {out}; run `e2store counts` or "
                         f"`e2store count-shard` for them first")
-    for p in write_tables(count_tables(out, [(_board(p, i), i) for p, i in loaded], hammings),
-                          output):
+    for p in write_tables(count_tables(out, [(_board(p, i), i) for p, i in loaded], hammings,
+                                       left), output):
         click.echo(str(p))
 
 

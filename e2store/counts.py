@@ -36,7 +36,15 @@ from .factorised import (
 )
 from .instance import Instance
 from .store import atomic_write_text
-from .tables import COUNT_FORM, MISSING, Board, Table, board_order, column_labels
+from .tables import (
+    COUNT_FORM,
+    MISSING,
+    Board,
+    Table,
+    Uncounted,
+    board_order,
+    column_labels,
+)
 from .zones import zone_map
 
 METHOD = "factorised-mobius-2"  # bump when the count or the split changes: old records are redone
@@ -165,13 +173,52 @@ def run_shard(out: Path, instance: Instance, x: int, y: int, hamming: int, shard
     return got
 
 
+def zone_stems(instance: Instance, x: int, y: int, hamming: int) -> int:
+    """Stems of a hamming-h zone: its hamming h-1 corolles (one thread), the size of the walk."""
+    return count_factorised(instance, x, y, hamming - 1).corolles if hamming >= 1 else 0
+
+
+def shards_for(stems: int, shard_stems: int, max_shards: int) -> int:
+    """Shards for a zone of this many stems: about `shard_stems` each, at least 1, capped."""
+    return int(max(1, min(max_shards, math.ceil(stems / max(1, shard_stems)))))
+
+
 def auto_shards(instance: Instance, x: int, y: int, hamming: int, shard_stems: int,
                 max_shards: int) -> int:
     """Shards for a zone: about `shard_stems` stems each (the hamming h-1 count), capped."""
     if hamming < 2:
         return 1
-    stems = count_factorised(instance, x, y, hamming - 1).corolles
-    return int(max(1, min(max_shards, math.ceil(stems / max(1, shard_stems)))))
+    return shards_for(zone_stems(instance, x, y, hamming), shard_stems, max_shards)
+
+
+def plan_zones(instance: Instance, cells: Iterable[tuple[int, int]], hamming: int,
+               shard_stems: int, max_shards: int, max_stems: int | None = None) -> list[dict]:
+    """A count plan's zones: `{x, y, shards, stems}` each (stems from hamming 2 up).
+
+    A zone with more than `max_stems` stems is planned with 0 shards: it is out of this
+    run's reach and stays uncounted (the tables show it with its stems).
+    """
+    zones = []
+    for x, y in cells:
+        if hamming < 2:
+            zones.append({"x": x, "y": y, "shards": 1})
+            continue
+        stems = zone_stems(instance, x, y, hamming)
+        over = max_stems is not None and stems > max_stems
+        zones.append({"x": x, "y": y, "stems": stems,
+                      "shards": 0 if over else shards_for(stems, shard_stems, max_shards)})
+    return zones
+
+
+def uncounted_zones(plans: Iterable[dict]) -> dict[tuple[str, int], dict[tuple[int, int], int]]:
+    """`{(instance id, hamming): {(x, y): stems}}` of the zones plans leave out (0 shards)."""
+    out: dict[tuple[str, int], dict[tuple[int, int], int]] = {}
+    for plan in plans:
+        for z in plan["zones"]:
+            if z["shards"] == 0:
+                key = (plan["instance"], int(plan["hamming"]))
+                out.setdefault(key, {})[(int(z["x"]), int(z["y"]))] = int(z.get("stems", 0))
+    return out
 
 
 def count_zone(out: Path, instance: Instance, x: int, y: int, hamming: int, shards: int, *,
@@ -236,8 +283,15 @@ def zone_records(out: Path, instance_id: str, hamming: int) -> Iterator[dict]:
 
 
 def count_tables(out: Path, boards: Iterable[tuple[Board, Instance]],
-                 hammings: Iterable[int]) -> list[Table]:
-    """Corolles and seconds tables (a row per zone cell, a column per board) from records."""
+                 hammings: Iterable[int],
+                 uncounted: dict[tuple[str, int], dict[tuple[int, int], int]] | None = None,
+                 ) -> list[Table]:
+    """Corolles and seconds tables (a row per zone cell, a column per board) from records.
+
+    `uncounted` (from `uncounted_zones`) names the zones a plan left out: they show as
+    `Uncounted(stems)` instead of MISSING.
+    """
+    uncounted = uncounted or {}
     pairs = sorted(boards, key=lambda bi: board_order(bi[0]))
     cols = tuple(b for b, _ in pairs)
     labels = column_labels(cols)
@@ -248,19 +302,21 @@ def count_tables(out: Path, boards: Iterable[tuple[Board, Instance]],
         for board, inst in pairs:
             zc = set(zone_cells(inst, h))
             recs = {(r["x"], r["y"]): r for r in zone_records(out, board.instance, h)}
-            per_board.append((zc, recs))
+            per_board.append((zc, recs, uncounted.get((board.instance, h), {})))
             cells |= zc
         order = tuple(sorted(cells, key=lambda c: (c[1], c[0])))
         for metric in ("corolles", "seconds"):
             rows = []
             for cell in order:
                 row = []
-                for zc, recs in per_board:
+                for zc, recs, left in per_board:
                     if cell not in zc:
                         row.append(None)
                     elif cell in recs:
                         v = recs[cell][metric]
                         row.append(int(v) if metric == "corolles" else float(v))
+                    elif cell in left:
+                        row.append(Uncounted(left[cell]))
                     else:
                         row.append(MISSING)
                 rows.append(tuple(row))

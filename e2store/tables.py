@@ -56,7 +56,17 @@ class _Missing:
 
 
 MISSING = _Missing()
-Value = int | float | _Missing | None
+
+
+@dataclass(frozen=True)
+class Uncounted:
+    """A count-table value for a zone its plan left out: more stems than the run's
+    `max_stems` (out of reach of the method in that run)."""
+
+    stems: int
+
+
+Value = int | float | _Missing | Uncounted | None
 
 
 @dataclass(frozen=True)
@@ -203,7 +213,7 @@ def load_tables(store_root: str | Path, instances: Iterable[str] | None = None,
 def _csv_cell(metric: str, v: Value) -> str:
     if v is None:
         return ""
-    if v is MISSING:
+    if v is MISSING or isinstance(v, Uncounted):
         return "NA"
     if isinstance(v, float):
         return f"{v:.{_CSV_DIGITS.get(metric, 6)}f}"
@@ -215,6 +225,8 @@ def _md_cell(metric: str, v: Value) -> str:
         return ""
     if v is MISSING:
         return "?"
+    if isinstance(v, Uncounted):
+        return f"? ({v.stems:,} stems)" if v.stems < 10**7 else f"? ({v.stems:.2e} stems)"
     if isinstance(v, float):
         return f"{v:,.{_MD_DIGITS.get(metric, 3)}f}"
     return f"{v:,}"
@@ -255,7 +267,11 @@ def table_markdown(table: Table) -> str:
         + ".",
         "Blank: not a zone's canonical cell on that board"
         + (" (or no corolles)" if table.metric == "bytes" else "")
-        + ("; ?: not counted yet." if counts else "; ?: the zone is not in the store."), ""]
+        + ("; ?: not counted yet" + ("; ? (N stems): left out of this run, more stems than "
+                                      "its max_stems" if any(isinstance(v, Uncounted)
+                                                             for row in table.values
+                                                             for v in row) else "") + "."
+           if counts else "; ?: the zone is not in the store."), ""]
     return "\n".join(lines)
 
 

@@ -185,6 +185,44 @@ def test_cli_counts_tables_and_shards(tmp_path, shared_instances):
     assert r.exit_code == 2 and "1,1 have no complete set of shard records" in r.output
 
 
+def test_max_stems_leaves_big_zones_out_of_the_plan_and_the_tables(tmp_path,
+                                                                     shared_instances):
+    """4x4 hamming 2 (stems: the worked example's hamming-1 counts 56, 294, 294, 797): with
+    --max-stems 500 the zone (1,1) is planned with 0 shards, never counted, and shown as
+    uncounted with its stems; --require spares it only when the plan is given."""
+    path = shared_instances / "benchmark" / "pieces_4x4.txt"
+    r = CliRunner().invoke(main, ["counts", str(path), "--hamming", "2", "--max-stems", "500",
+                                  "--out", str(tmp_path / "rec"), "--tables",
+                                  str(tmp_path / "t"), "--json"])
+    assert r.exit_code == 0, r.output
+    lines = {(d["x"], d["y"]): d for d in map(json.loads, r.output.splitlines())}
+    assert lines[1, 1] == {"instance": lines[0, 0]["instance"], "x": 1, "y": 1, "hamming": 2,
+                           "stems": 797, "uncounted": True}
+    assert [lines[c]["corolles"] for c in ((0, 0), (1, 0), (0, 1))] == [708, 1268, 1301]
+    assert not (tmp_path / "rec" / lines[0, 0]["instance"] / "h2" / "1-1").exists()
+    md = (tmp_path / "t" / "corolles_h2.md").read_text()
+    assert "| 1 1 | ? (797 stems) |" in md and "more stems than its max_stems" in md
+    assert "1,1,NA" in (tmp_path / "t" / "corolles_h2.csv").read_text()
+
+    plan = tmp_path / "plan.json"
+    r = CliRunner().invoke(main, ["count-plan", str(path), "--hamming", "2", "--max-stems",
+                                  "300", "-o", str(plan)])
+    assert r.exit_code == 0, r.output
+    zones = {(z["x"], z["y"]): (z["stems"], z["shards"])
+             for z in json.loads(plan.read_text())["zones"]}
+    assert zones == {(0, 0): (56, 1), (1, 0): (294, 1), (0, 1): (294, 1), (1, 1): (797, 0)}
+    tables = ["count-tables", str(path), "--hamming", "2", "--out", str(tmp_path / "rec"),
+              "--require", "-o", str(tmp_path / "t2")]
+    r = CliRunner().invoke(main, tables)
+    assert r.exit_code == 2 and "1,1 have no complete set" in r.output
+    r = CliRunner().invoke(main, [*tables, "--plan", str(plan)])
+    assert r.exit_code == 0, r.output
+    assert "| 1 1 | ? (797 stems) |" in (tmp_path / "t2" / "corolles_h2.md").read_text()
+    plan.write_text('{"zones": [{"x": 1}]}')
+    r = CliRunner().invoke(main, [*tables, "--plan", str(plan)])
+    assert r.exit_code == 2 and "not a count plan" in r.output and str(plan) in r.output
+
+
 def test_cli_bad_shard_is_a_usage_error(tmp_path):
     inst_path = tmp_path / "i.e2s"
     write_e2store(random_instance(4, 4, 1), inst_path)

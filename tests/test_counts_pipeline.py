@@ -85,7 +85,7 @@ def test_counts_section_is_optional_and_checked():
                 {"instances": {"a": ""}}, {**good, "hamming": []},
                 {**good, "hamming": [1, 1]}, {**good, "hamming": [-1]},
                 {**good, "shard_stems": 0}, {**good, "max_shards": 0},
-                {**good, "threads": 0}, {**good, "extra": 1}):
+                {**good, "threads": 0}, {**good, "max_stems": 0}, {**good, "extra": 1}):
         with pytest.raises(WorkflowError):
             _validate({"counts": bad})
 
@@ -168,6 +168,27 @@ def test_lost_shard_is_recounted_alone(counts_run):
             assert (res / "tables" / f).read_bytes() == tables[f], f
     assert _csv(res / "tables" / "seconds_h2.csv").keys() == _csv(
         res / "tables" / "corolles_h2.csv").keys()
+
+
+def test_max_stems_leaves_a_zone_out_of_the_run(tmp_path):
+    """`max_stems: 500` on the 4x4 at hamming 2: the zone (1,1) (797 stems) gets no shard
+    job and the table shows it uncounted; the other three are counted."""
+    work = _workdir(tmp_path)
+    cfg = {**CFG, "counts": {"instances": {"b4": f"{BENCH}/pieces_4x4.txt"}, "hamming": [2],
+                             "max_stems": 500}}
+    (work / "cfg.yaml").write_text(yaml.safe_dump(cfg))
+    proc = _run(work, work / "cfg.yaml", "counts_tables")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = work / "res" / "counts"
+    assert sorted(p.parent.name for p in (res / "receipts" / "b4" / "h2").rglob("*.json")) == [
+        "0-0", "0-1", "1-0"]
+    plan = json.loads((res / "plans" / "b4_h2.json").read_text())
+    assert [(z["x"], z["y"], z["stems"], z["shards"]) for z in plan["zones"]] == [
+        (0, 0, 56, 1), (1, 0, 294, 1), (0, 1, 294, 1), (1, 1, 797, 0)]
+    corolles = _csv(res / "tables" / "corolles_h2.csv")
+    assert {c: r["4x4"] for c, r in corolles.items()} == {
+        (0, 0): "708", (1, 0): "1268", (0, 1): "1301", (1, 1): "NA"}
+    assert "| 1 1 | ? (797 stems) |" in (res / "tables" / "corolles_h2.md").read_text()
 
 
 def test_counts_config_dry_run(tmp_path):

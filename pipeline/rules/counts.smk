@@ -1,6 +1,7 @@
 # Exact count tables of the piece files of a `counts:` config section (e2store/counts.py):
 #
-#   count_plan (checkpoint)  the board's zones at hamming h and the shards of each
+#   count_plan (checkpoint)  the board's zones at hamming h and the shards of each (0 for a
+#                            zone over `max_stems`: left out, uncounted in the tables)
 #                            -> plans/<name>_h<h>.json (`e2store count-plan`)
 #   count_shard              shard K of S of one zone, counted; its record is written to
 #                            RECORDS/<instance id>/h<h>/<x>-<y>/shard-K-of-S.json and its
@@ -32,12 +33,13 @@ checkpoint count_plan:
     params:
         shard_stems=COUNTS.get("shard_stems", 50_000_000),
         max_shards=COUNTS.get("max_shards", 64),
+        max_stems=count_max_stems_option(),
     wildcard_constraints:
         **COUNT_WILDCARDS,
     shell:
         "e2store count-plan {input.instance:q} --hamming {wildcards.h}"
         " --shard-stems {params.shard_stems} --max-shards {params.max_shards}"
-        " -o {output.plan:q} > {log:q} 2>&1"
+        "{params.max_stems} -o {output.plan:q} > {log:q} 2>&1"
 
 
 rule count_shard:
@@ -71,9 +73,11 @@ rule count_tables:
     params:
         records=count_records_dir(),
         outdir=lambda wc, output: os.path.dirname(output[0]),
+        plans=lambda wc, input: " ".join(f"--plan {shlex.quote(p)}" for p in input.plans),
     shell:
         "e2store count-tables {input.instances:q} --hamming {wildcards.h}"
-        " --out {params.records:q} --require -o {params.outdir:q} > {log:q} 2>&1"
+        " --out {params.records:q} {params.plans} --require -o {params.outdir:q}"
+        " > {log:q} 2>&1"
 
 
 rule counts_tables:

@@ -22,6 +22,12 @@ def count_records_dir():
     return counts_path("records")
 
 
+def count_max_stems_option():
+    """` --max-stems N` for count-plan when the config sets `max_stems`, else nothing."""
+    n = COUNTS.get("max_stems")
+    return "" if n is None else f" --max-stems {int(n)}"
+
+
 def count_instance(wc):
     """The configured piece file of the job's instance."""
     return COUNT_INSTANCES[wc.name]
