@@ -212,3 +212,62 @@ def naive_injective(lists: list[list[int]]) -> int:
     """Choices of one placement (piece*4+r) per list with no piece twice, by brute force."""
     return sum(len({c >> 2 for c in choice}) == len(choice)
                for choice in itertools.product(*lists))
+
+
+def _fits_neighbours(pieces, placed, cell, p, r) -> bool:
+    """(p, r) at cell matches every placed neighbour."""
+    for s, (dx, dy) in NEIGHBOUR.items():
+        nb = (cell[0] + dx, cell[1] + dy)
+        if nb in placed:
+            q, rq = placed[nb]
+            if shown(pieces[q], rq, (s + 2) % 4) != shown(pieces[p], r, s):
+                return False
+    return True
+
+
+def naive_arms(pieces, width, height, x, y, level_cells, prefixes) -> tuple[list, list]:
+    """Twin of `count_arms`: per prefix of core placements (`level_cells[j]` is the cell of
+    prefix column j), the hamming-3 corolles and the cores (centre, ring 1, the diagonal
+    cells) with a completion; each core's four arms (tip (2d), then 3d and 2d +- the
+    perpendicular) are enumerated and their product walked, keeping piece-disjoint tuples."""
+    on = lambda c: 0 <= c[0] < width and 0 <= c[1] < height  # noqa: E731
+    core = [c for c in diamond(width, height, x, y, 2)
+            if abs(c[0] - x) + abs(c[1] - y) <= 1 or (c[0] != x and c[1] != y)]
+    arms = []
+    for dx, dy in ((1, 0), (0, -1), (-1, 0), (0, 1)):
+        tip = (x + 2 * dx, y + 2 * dy)
+        if on(tip):
+            rest = [(x + 3 * dx, y + 3 * dy), (tip[0] + dy, tip[1] + dx),
+                    (tip[0] - dy, tip[1] - dx)]
+            arms.append([tip] + [c for c in rest if on(c)])
+
+    def fillings(cells, placed, used, fixed):
+        """Every filling of cells (in order) around `placed`, pieces not in `used`, with the
+        placements `fixed` demands."""
+        if not cells:
+            yield {}
+            return
+        cell, rest = cells[0], cells[1:]
+        tries = ([fixed[cell]] if cell in fixed else
+                 [(p, r) for p in range(len(pieces)) for r in range(4)])
+        for p, r in tries:
+            if p not in used and fits_cell(pieces[p], r, width, height, *cell) and \
+                    _fits_neighbours(pieces, placed, cell, p, r):
+                for more in fillings(rest, {**placed, cell: (p, r)}, used | {p}, fixed):
+                    yield {cell: (p, r), **more}
+
+    counts, cores = [], []
+    for pre in prefixes:
+        want = {level_cells[j]: (v >> 2, v & 3) for j, v in enumerate(pre)}
+        n = n_cores = 0
+        for filled in fillings(core, {}, frozenset(), want):
+            used = frozenset(p for p, _ in filled.values())
+            configs = [[frozenset(p for p, _ in f.values())
+                        for f in fillings(arm, filled, used, {})] for arm in arms]
+            got = sum(1 for combo in itertools.product(*configs)
+                      if sum(map(len, combo)) == len(frozenset().union(*combo)))
+            n += got
+            n_cores += got > 0
+        counts.append(n)
+        cores.append(n_cores)
+    return counts, cores
