@@ -13,13 +13,10 @@ colours and loses on the dense benchmark boards (README, *Count tables*).
 
 from __future__ import annotations
 
-import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
-from tqdm import tqdm
 
 from . import _arm_kernels
 from .enumerate import (
@@ -31,7 +28,7 @@ from .enumerate import (
     corolle_layout,
 )
 from .errors import ZoneError
-from .factorised import FactorisedCount, symmetry_order
+from .factorised import FactorisedCount, run_batches, symmetry_order
 from .geometry import ring_offsets
 from .instance import Instance
 
@@ -142,14 +139,7 @@ def count_arm_batches(work: ArmWork, batches: list[np.ndarray], *, threads: int 
                             f"method (e2store.factorised) instead")
         return sum(int(v) for v in c), int(s.sum())
 
-    total = cores = 0
-    with tqdm(total=len(batches), desc=desc, unit="batch", disable=not progress, delay=1.0,
-              leave=False, mininterval=0.5 if sys.stderr.isatty() else 30.0) as bar:
-        with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-            for c, s in pool.map(run, batches):
-                total += c
-                cores += s
-                bar.update()
+    total, cores = run_batches(run, batches, threads=threads, progress=progress, desc=desc)
     return total * work.order, cores * work.order
 
 

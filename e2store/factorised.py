@@ -128,6 +128,21 @@ def balanced_bounds(weights: np.ndarray, shards: int) -> np.ndarray:
     return np.concatenate([[0], np.maximum.accumulate(cuts), [len(weights)]]).astype(np.int64)
 
 
+def run_batches(run, batches: list[np.ndarray], *, threads: int = 1, progress: bool = False,
+                desc: str = "factorised") -> tuple[int, int]:
+    """Sum `run(batch) -> (corolles, stems)` over the batches on `threads` threads, with a
+    progress bar (shared by the stem and the arm counts)."""
+    total = stems = 0
+    with tqdm(total=len(batches), desc=desc, unit="batch", disable=not progress, delay=1.0,
+              leave=False, mininterval=0.5 if sys.stderr.isatty() else 30.0) as bar:
+        with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+            for c, s in pool.map(run, batches):
+                total += c
+                stems += s
+                bar.update()
+    return total, stems
+
+
 def count_batches(work: StemWork, batches: list[np.ndarray], *, threads: int = 1,
                   progress: bool = False, desc: str = "factorised") -> tuple[int, int]:
     """(corolles, stems) below the stem prefix batches, on `threads` threads, times the
@@ -142,14 +157,7 @@ def count_batches(work: StemWork, batches: list[np.ndarray], *, threads: int = 1
                             f"this count is out of reach of the method")
         return sum(int(v) for v in c), int(s.sum())
 
-    total = stems = 0
-    with tqdm(total=len(batches), desc=desc, unit="batch", disable=not progress, delay=1.0,
-              leave=False, mininterval=0.5 if sys.stderr.isatty() else 30.0) as bar:
-        with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-            for c, s in pool.map(run, batches):
-                total += c
-                stems += s
-                bar.update()
+    total, stems = run_batches(run, batches, threads=threads, progress=progress, desc=desc)
     return total * work.order, stems * work.order
 
 
