@@ -41,21 +41,23 @@ OPENINGS_HAMMING = 1
 
 
 def _case(path: str, scan: str, first: bool, symmetry_break: bool, node_limit: int | None,
-          repeat: int, out: mp.Queue) -> None:
+          kernel: str, repeat: int, out: mp.Queue) -> None:
     """Child process: one measurement; puts a dict on `out`."""
     from e2store.formats import read_instance
     from e2store.solver import solve
 
     inst = read_instance(path)
-    solve(inst, scan, first=True, node_limit=1000)  # compile / load the kernel
+    solve(inst, scan, first=True, node_limit=1000)  # compile / load the kernels
+    if not first and node_limit is None:
+        solve(inst, scan, symmetry_break=symmetry_break, kernel=kernel)
     best = None
     for _ in range(repeat):
         r = solve(inst, scan, first=first, symmetry_break=symmetry_break,
-                  node_limit=node_limit)
+                  node_limit=node_limit, kernel=kernel)
         if best is None or r.seconds < best.seconds:
             best = r
     assert best is not None
-    out.put({"instance": inst.name, "scan": scan, "first": first,
+    out.put({"instance": inst.name, "scan": scan, "first": first, "kernel": kernel,
              "symmetry_break": symmetry_break, "complete": best.complete,
              "solutions": best.solutions, "nodes": best.nodes,
              "first_nodes": best.first_nodes, "seconds": best.seconds,
@@ -79,6 +81,16 @@ def _finals_index(inst, hamming: int, store: Path):
     return load_finals(store, inst, "corners", hamming)
 
 
+def _variants(hammings: list[int]) -> list[tuple[int | None, str]]:
+    """Finals variants: none with either kernel (finals run the generic kernel only), then
+    each hamming."""
+    return [(None, "generic"), (None, "unrolled"), *[(h, "generic") for h in hammings]]
+
+
+def _variant(r: dict) -> str:
+    return f"none/{r['kernel'][:3]}" if r["hamming"] is None else f"h={r['hamming']}"
+
+
 def _finals_case(path: str, hammings: list[int], repeat: int, out: mp.Queue) -> None:
     """Child process: 6x6 all solutions rowscan without finals and with each hamming."""
     import tempfile
@@ -90,13 +102,15 @@ def _finals_case(path: str, hammings: list[int], repeat: int, out: mp.Queue) -> 
     inst = read_instance(path)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for h in [None, *hammings]:
+        for h, kernel in _variants(hammings):
             t0 = time.perf_counter()
             fin = None if h is None else _finals_index(inst, h, Path(tmp))
             load = time.perf_counter() - t0
-            solve(inst, first=True, node_limit=1000, finals=fin)  # compile / load the kernel
-            best = min((solve(inst, finals=fin) for _ in range(repeat)), key=lambda r: r.seconds)
-            rows.append({"instance": inst.name, "hamming": h, "solutions": best.solutions,
+            solve(inst, finals=fin, kernel=kernel)  # compile / load the kernels
+            best = min((solve(inst, finals=fin, kernel=kernel) for _ in range(repeat)),
+                       key=lambda r: r.seconds)
+            rows.append({"instance": inst.name, "hamming": h, "kernel": kernel,
+                         "solutions": best.solutions,
                          "nodes": best.nodes, "seconds": best.seconds,
                          "nodes_per_s": best.nodes_per_second, "cuts": best.cuts,
                          "load_seconds": load,
@@ -134,11 +148,12 @@ def _seven_case(path: str, hammings: list[int], samples: int, out: mp.Queue) -> 
     seeds = [{(0, 0): corner, **dict(s)} for s in chosen]
     totals = []
     with tempfile.TemporaryDirectory() as tmp:
-        for h in [None, *hammings]:
+        for h, kernel in _variants(hammings):
             fin = None if h is None else _finals_index(inst, h, Path(tmp))
-            solve(inst, first=True, node_limit=1000, finals=fin)
-            rs = [solve(inst, seed=s, finals=fin) for s in seeds]
-            totals.append({"hamming": h, "subtrees": len(seeds), "of": len(every),
+            solve(inst, seed=seeds[0], finals=fin, kernel=kernel)  # compile / load
+            rs = [solve(inst, seed=s, finals=fin, kernel=kernel) for s in seeds]
+            totals.append({"hamming": h, "kernel": kernel, "subtrees": len(seeds),
+                           "of": len(every),
                            "solutions": sum(r.solutions for r in rs),
                            "nodes": sum(r.nodes for r in rs),
                            "seconds": sum(r.seconds for r in rs)})
@@ -150,12 +165,12 @@ def report_finals(six: Path, seven: Path, repeat: int, samples: int) -> list:
     rows = in_fresh_process(_finals_case, str(six), [1, 2], repeat)
     base = rows[0]
     print(f"\nfinals, {base['instance']} all solutions, rowscan, corner fixed, corner regions")
-    print(f"{'finals':<8}{'solutions':>10}{'nodes':>13}{'saved':>8}{'seconds':>9}"
+    print(f"{'finals':<9}{'solutions':>10}{'nodes':>13}{'saved':>8}{'seconds':>9}"
           f"{'M nodes/s':>10}{'ns/node':>9}{'load s':>8}  cuts per region")
     for r in rows:
-        name = "none" if r["hamming"] is None else f"h={r['hamming']}"
+        name = _variant(r)
         saved = 1 - r["nodes"] / base["nodes"]
-        print(f"{name:<8}{r['solutions']:>10,}{r['nodes']:>13,}{saved:>8.1%}"
+        print(f"{name:<9}{r['solutions']:>10,}{r['nodes']:>13,}{saved:>8.1%}"
               f"{r['seconds']:>9.3f}{r['nodes_per_s'] / 1e6:>10.1f}"
               f"{r['seconds'] / r['nodes'] * 1e9:>9.1f}{r['load_seconds']:>8.2f}  "
               f"{r['cuts'] or ''}", flush=True)
@@ -164,11 +179,11 @@ def report_finals(six: Path, seven: Path, repeat: int, samples: int) -> list:
         b = sev[0]
         print(f"\nfinals, 7x7 all solutions, rowscan: {b['subtrees']} random complete "
               f"subtrees of {b['of']} (corner + 3 row-0 cells seeded)")
-        print(f"{'finals':<8}{'solutions':>10}{'nodes':>15}{'saved':>8}{'seconds':>9}"
+        print(f"{'finals':<9}{'solutions':>10}{'nodes':>15}{'saved':>8}{'seconds':>9}"
               f"{'M nodes/s':>10}{'ns/node':>9}")
         for r in sev:
-            name = "none" if r["hamming"] is None else f"h={r['hamming']}"
-            print(f"{name:<8}{r['solutions']:>10,}{r['nodes']:>15,}"
+            name = _variant(r)
+            print(f"{name:<9}{r['solutions']:>10,}{r['nodes']:>15,}"
                   f"{1 - r['nodes'] / b['nodes']:>8.1%}{r['seconds']:>9.2f}"
                   f"{r['nodes'] / r['seconds'] / 1e6:>10.1f}"
                   f"{r['seconds'] / r['nodes'] * 1e9:>9.1f}", flush=True)
@@ -177,7 +192,7 @@ def report_finals(six: Path, seven: Path, repeat: int, samples: int) -> list:
 
 
 def report_openings(seven: Path, workers: int, hamming: int, cells: list[tuple[int, int]],
-                    sample: int, budget: float) -> dict:
+                    sample: int, budget: float, kernel: str = "auto") -> dict:
     """7x7 all solutions with openings over `workers` processes (no finals): build the
     store partitions of `cells` in a temp dir, the symmetry-broken openings, then solve a
     random sample of them; when the sample extrapolates to at most `budget` seconds, solve
@@ -203,12 +218,15 @@ def report_openings(seven: Path, workers: int, hamming: int, cells: list[tuple[i
     where = " ".join(f"{x},{y}" for x, y in cells)
     print(f"\nopenings, {inst.name} all solutions, rowscan, corner fixed, no finals: cells "
           f"{where}, hamming {hamming}: {op.count:,} openings of {len(op.covered)} cells "
-          f"(store {store_s:.1f} s, join {op.seconds:.2f} s), {workers} workers", flush=True)
+          f"(store {store_s:.1f} s, join {op.seconds:.2f} s), {workers} workers, "
+          f"{kernel} kernel", flush=True)
     row = {"instance": inst.name, "cells": [list(c) for c in cells], "hamming": hamming,
-           "openings": op.count, "workers": workers, "openings_seconds": op.seconds}
+           "openings": op.count, "workers": workers, "openings_seconds": op.seconds,
+           "kernel": kernel}
     n = min(sample, op.count) if sample > 0 else op.count
     idx = np.sort(np.random.default_rng(1).choice(op.count, size=n, replace=False))
-    r = solve_openings(inst, replace(op, boards=op.boards[idx]), workers=workers)
+    r = solve_openings(inst, replace(op, boards=op.boards[idx]), workers=workers,
+                       kernel=kernel)
     busy = sum(w["seconds"] for w in r.per_worker)
     scale = op.count / n
     per = r.opening_nodes
@@ -229,7 +247,7 @@ def report_openings(seven: Path, workers: int, hamming: int, cells: list[tuple[i
               f"~{r.seconds * scale:,.0f} s on {workers} workers at the sample's rate",
               flush=True)
         if r.seconds * scale <= budget:
-            full = solve_openings(inst, op, workers=workers)
+            full = solve_openings(inst, op, workers=workers, kernel=kernel)
             row.update(solutions=full.solutions, nodes=full.nodes, seconds=full.seconds)
             print(f"all {op.count:,} openings: {full.solutions:,} solutions, "
                   f"{full.nodes:,} nodes in {full.seconds:.1f} s = "
@@ -258,6 +276,8 @@ def main() -> int:
                     help="solve all 7x7 openings when the sample extrapolates to at most this "
                     "many seconds")
     ap.add_argument("--openings-workers", type=int, default=2)
+    ap.add_argument("--openings-kernel", default="auto", choices=("auto", "generic", "unrolled"),
+                    help="kernel of the openings' subtrees (default: auto, the generated one)")
     ap.add_argument("--openings-only", action="store_true", help="only the 7x7 openings case")
     args = ap.parse_args()
     bench = args.shared / "instances" / "benchmark"
@@ -267,42 +287,45 @@ def main() -> int:
         return 2
     if args.openings_only:
         row = report_openings(seven, args.openings_workers, OPENINGS_HAMMING, OPENINGS_CELLS,
-                              args.openings_sample, args.openings_budget)
+                              args.openings_sample, args.openings_budget, args.openings_kernel)
         if args.json:
             args.json.write_text(json.dumps([row], indent=1))
         return 0
-    # (instance, scan, first, symmetry break, node limit)
-    cases = [(six, "rowscan", False, True, None)]
+    # (instance, scan, first, symmetry break, node limit, kernel of complete searches)
+    cases = [(six, "rowscan", False, True, None, "generic"),
+             (six, "rowscan", False, True, None, "unrolled")]
     if not args.quick:
-        cases += [(six, "rowscan", False, False, None)]
-        cases += [(six, s, False, True, None)
+        cases += [(six, "rowscan", False, False, None, k) for k in ("generic", "unrolled")]
+        cases += [(six, s, False, True, None, "auto")
                   for s in ("columnscan", "diagonal", "spiral-in", "spiral-out")]
-        cases += [(six, "quad-spiral", False, True, QUAD_LIMIT)]
+        cases += [(six, "quad-spiral", False, True, QUAD_LIMIT, "auto")]
         if seven.exists():
-            cases += [(seven, s, True, True, None) for s in ("rowscan", "columnscan")]
-    print(f"{'instance':<11}{'scan':<12}{'mode':<6}{'sym':>4}{'solutions':>10}{'nodes':>15}"
-          f"{'first at':>13}{'seconds':>9}{'M nodes/s':>10}{'peak MB':>9}")
+            cases += [(seven, s, True, True, None, "auto") for s in ("rowscan", "columnscan")]
+    print(f"{'instance':<11}{'scan':<12}{'mode':<6}{'sym':>4}{'kernel':>9}{'solutions':>10}"
+          f"{'nodes':>15}{'first at':>13}{'seconds':>9}{'M nodes/s':>10}{'peak MB':>9}")
     rows = []
-    for inst_path, scan, first, sym, limit in cases:
-        r = run_case(inst_path, scan, first, sym, limit, args.repeat)
+    for inst_path, scan, first, sym, limit, kernel in cases:
+        r = run_case(inst_path, scan, first, sym, limit, kernel, args.repeat)
         rows.append(r)
         mode = "first" if first else "all"
         sols = f"{r['solutions']:,}" + ("" if r["complete"] else "+")
-        print(f"{r['instance']:<11}{scan:<12}{mode:<6}{'yes' if sym else 'no':>4}{sols:>10}"
-              f"{r['nodes']:>15,}{r['first_nodes'] or 0:>13,}{r['seconds']:>9.3f}"
+        print(f"{r['instance']:<11}{scan:<12}{mode:<6}{'yes' if sym else 'no':>4}{kernel:>9}"
+              f"{sols:>10}{r['nodes']:>15,}{r['first_nodes'] or 0:>13,}{r['seconds']:>9.3f}"
               f"{r['nodes_per_s'] / 1e6:>10.1f}{r['peak_rss_mb']:>9.0f}", flush=True)
-    head = rows[0]
-    print(f"\n6x6 all solutions, rowscan, corner fixed: {head['nodes']:,} nodes in "
-          f"{head['seconds']:.3f} s = {head['nodes_per_s'] / 1e6:.1f} M nodes/s on one core, "
-          f"{head['nodes_per_s'] / REFERENCE_NODES_PER_S:.0f}x the published C++ "
-          f"({REFERENCE_NODES_PER_S / 1e6:.1f} M nodes/s)")
+    for head in rows[:2]:
+        print(f"\n6x6 all solutions, rowscan, corner fixed, {head['kernel']} kernel: "
+              f"{head['nodes']:,} nodes in {head['seconds']:.3f} s = "
+              f"{head['nodes_per_s'] / 1e6:.1f} M nodes/s on one core, "
+              f"{head['nodes_per_s'] / REFERENCE_NODES_PER_S:.0f}x the published C++ "
+              f"({REFERENCE_NODES_PER_S / 1e6:.1f} M nodes/s)")
     if any(not r["complete"] for r in rows):
         print(f"'+': stopped at the node limit ({QUAD_LIMIT:,} nodes), solutions so far")
     if not args.no_finals:
         rows += report_finals(six, seven, args.repeat, 0 if args.quick else args.seven_samples)
     if not args.quick and seven.exists():
         rows.append(report_openings(seven, args.openings_workers, OPENINGS_HAMMING,
-                                    OPENINGS_CELLS, args.openings_sample, args.openings_budget))
+                                    OPENINGS_CELLS, args.openings_sample, args.openings_budget,
+                                    args.openings_kernel))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0

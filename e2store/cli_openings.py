@@ -74,11 +74,12 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
 
 def solve_with_openings(inst: Instance, path: Path, workers: int, scan: str, first: bool,
                         shard: str | None, save: Path | None, keep: int, as_json: bool,
-                        finals=None) -> None:
+                        finals=None, kernel: str = "auto") -> None:
     """`e2store solve --openings FILE`: solve the openings over processes, print a report."""
     ops = read_openings(path)
     res = solve_openings(inst, ops, workers=workers, scan=scan, first=first,
-                         shard=parse_shard(shard), max_stored=keep, progress=True, finals=finals)
+                         shard=parse_shard(shard), max_stored=keep, progress=True, finals=finals,
+                         kernel=kernel)
     if save is not None:
         write_solutions(save, res.boards, inst, res.scan)
     if as_json:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ._unrolled import AUTO_MIN_DEPTHS, KERNELS
 from .cli_instance import Size, _instance_arg, instance_options, load_instance
 from .errors import SolverError
 from .finals import DEFAULT_FINALS_HAMMING, load_finals
@@ -53,6 +54,11 @@ from .solver import (
               metavar="corners|X,Y", help="Finals regions: centre cells, repeatable.")
 @click.option("--finals-hamming", type=click.IntRange(min=0), default=DEFAULT_FINALS_HAMMING,
               show_default=True, help="Hamming of the finals regions' corolles.")
+@click.option("--kernel", type=click.Choice(KERNELS), default="auto", show_default=True,
+              help="Kernel of complete searches: `unrolled` generates and compiles one for "
+              "this search's plan (about 2x the nodes per second, a few seconds to compile "
+              "the first time), `generic` never, `auto` when the search has at least "
+              f"{AUTO_MIN_DEPTHS} free cells.  Counts are the same.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option("--openings", "openings_file", default=None, metavar="FILE",
               type=click.Path(dir_okay=False, path_type=Path),
@@ -76,7 +82,8 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
               first: bool, no_break: bool, seed_file: Path | None, save: Path | None,
               keep: int, max_nodes: int | None, as_json: bool, openings_file: Path | None = None,
               workers: int = 1, shard: str | None = None, estimate_samples: int | None = None,
-              estimate_seed: int = 0, estimate_depth: int | None = None, **finals) -> None:
+              estimate_seed: int = 0, estimate_depth: int | None = None,
+              kernel: str = "auto", **finals) -> None:
     """Solve a puzzle by backtracking and report nodes, solutions and times.
 
     A node is one piece placed.  Progress goes to stderr on long runs; Ctrl-C stops the
@@ -91,7 +98,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
         if given:
             raise click.UsageError(f"--estimate takes no {', '.join(given)}")
         _estimate(instance, fmt, sides, size, scan, no_break, seed_file, estimate_samples,
-                  estimate_seed, estimate_depth, as_json)
+                  estimate_seed, estimate_depth, as_json, kernel)
         return
     for k in ("estimate_seed", "estimate_depth"):
         if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT:
@@ -110,7 +117,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
             raise SolverError("--openings takes neither --seed, --no-symmetry-break nor "
                               "--max-nodes (the openings file sets seeds and symmetry)")
         solve_with_openings(inst, openings_file, workers, scan, first, shard, save, keep,
-                            as_json, finals=fin)
+                            as_json, finals=fin, kernel=kernel)
         return
     if workers != 1 or shard is not None:
         raise SolverError("--workers and --shard need --openings FILE")
@@ -118,7 +125,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     symmetry_break = not no_break and seed is None
     result = solve(inst, scan, first=first, symmetry_break=symmetry_break, seed=seed,
                    max_stored=keep, node_limit=max_nodes, progress=True,
-                   stop_on_interrupt=True, finals=fin)
+                   stop_on_interrupt=True, finals=fin, kernel=kernel)
     if save is not None:
         write_solutions(save, result.boards, inst, result.scan)
     if as_json:
@@ -138,14 +145,14 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
 
 def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
               no_break: bool, seed_file: Path | None, samples: int, rng_seed: int,
-              depth: int | None, as_json: bool) -> None:
+              depth: int | None, as_json: bool, kernel: str = "auto") -> None:
     """`solve --estimate M`: print the estimated size of the search."""
     from .estimate import estimate
 
     inst = load_instance(instance, fmt, sides, size)
     seed = read_seed_file(seed_file) if seed_file is not None else None
     est = estimate(inst, scan, samples=samples, symmetry_break=not no_break and seed is None,
-                   seed=seed, rng_seed=rng_seed, depth=depth, progress=True)
+                   seed=seed, rng_seed=rng_seed, depth=depth, progress=True, kernel=kernel)
     if as_json:
         click.echo(json.dumps(est.to_dict()))
         return

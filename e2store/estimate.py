@@ -135,11 +135,13 @@ def _prefixes(instance: Instance, order: np.ndarray, roots: list[dict[int, int]]
 def estimate(instance: Instance, scan: str | Path | np.ndarray = "rowscan", *,
              samples: int = DEFAULT_SAMPLES, symmetry_break: bool | None = None,
              seed: Seed | None = None, rng_seed: int = 0, depth: int | None = None,
-             prefix_factor: int = PREFIX_FACTOR, progress: bool = False) -> Estimate:
+             prefix_factor: int = PREFIX_FACTOR, progress: bool = False,
+             kernel: str = "auto") -> Estimate:
     """Estimate nodes, solutions and seconds of `solve(instance, scan, symmetry_break=...,
     seed=...)` by searching `samples` random prefixes to the end (module docstring).
     `depth` fixes the prefix depth K instead (0 .. free cells - 1).  Reproducible: the same
-    arguments and `rng_seed` give the same figures (all but the seconds)."""
+    arguments and `rng_seed` give the same figures (all but the seconds).  `kernel`: that of
+    the sampled subtrees (`e2store.openings.Subtrees`)."""
     if samples < 1:
         raise SolverError(f"samples {samples} (expected >= 1)")
     if prefix_factor < 1:
@@ -167,8 +169,9 @@ def estimate(instance: Instance, scan: str | Path | np.ndarray = "rowscan", *,
         return est
     subtrees = {}
     for i in np.unique(keep.owner).tolist():
-        sub = Subtrees(instance, order, sorted(_prefix_cells(order, roots[i], w, k)))
-        sub.search(keep.rows[np.flatnonzero(keep.owner == i)[0]], 1, True).warm_up()
+        sub = Subtrees(instance, order, sorted(_prefix_cells(order, roots[i], w, k)),
+                       kernel=kernel)
+        sub.warm_up(keep.rows[np.flatnonzero(keep.owner == i)[0]])
         subtrees[i] = sub
     m = len(keep.rows)
     nodes = np.zeros(m, np.float64)

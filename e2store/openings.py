@@ -42,6 +42,7 @@ import numpy as np
 from tqdm import tqdm
 
 from . import _solver_kernels as K
+from . import _unrolled
 from ._io import atomic_write
 from .errors import MissingInstanceError, MissingZoneError, SolverError
 from .geometry import ring_offsets
@@ -50,6 +51,7 @@ from .solver import (
     DEFAULT_MAX_STORED,
     _fixed_problem,
     _Search,
+    _Unrolled,
     board_dtype,
     build_plan,
     check_solutions,
@@ -522,11 +524,14 @@ class Subtrees:
     The plan (scan, cell classes, buckets) depends only on which cells are fixed, so it is
     built once; each opening then only sets its fixed values and runs the kernel, about
     100x cheaper per opening than a call of `solve`.  `finals` (optional) is handed to the
-    solver's search as `solve(finals=...)` would.
+    solver's search as `solve(finals=...)` would.  `kernel` picks the kernel of complete
+    searches (`e2store._unrolled.use_unrolled`): "auto" (default) generates one for this
+    plan when it is deep enough to pay for compiling, "generic" never, "unrolled" always
+    (when the board has at most 64 pieces and there are no finals).
     """
 
     def __init__(self, instance: Instance, scan: str | Path | np.ndarray, covered: list[int],
-                 finals=None):
+                 finals=None, kernel: str = "auto"):
         self.instance = instance
         w, h = instance.width, instance.height
         order = (np.asarray(scan, dtype=np.int64).reshape(-1, 2)
@@ -536,15 +541,32 @@ class Subtrees:
         self.extra = () if finals is None else (finals,)
         self._cells = np.array(self.covered, dtype=np.int64)
         self._spare: _Search | None = None  # reused between openings (not with finals)
+        self._fast: _Unrolled | None = None  # the generated kernel, made on first use
+        # complete searches without finals may run a kernel generated for this plan
+        self.unrolled = not self.extra and _unrolled.use_unrolled(kernel, self.plan)
+
+    def warm_up(self, board: np.ndarray) -> None:
+        """Compile or load every kernel a search under `board` may use."""
+        self.search(board).warm_up()
+        if self.unrolled:
+            self._fast_search()
+
+    def _fast_search(self) -> _Unrolled:
+        if self._fast is None:
+            self._fast = _Unrolled(self.instance, self.plan)
+        return self._fast
+
+    def _check(self, board: np.ndarray) -> None:
+        problem = _fixed_problem(self.instance, {c: int(board[c]) for c in self.covered})
+        if problem is not None:
+            raise SolverError(f"opening: {problem}")
 
     def search(self, board: np.ndarray, buffer_rows: int = 256, checked: bool = False,
                ) -> _Search:
         """A fresh search of the subtree under `board`'s covered cells (`checked`: the
         board already passed `check_openings`)."""
         if not checked:
-            problem = _fixed_problem(self.instance, {c: int(board[c]) for c in self.covered})
-            if problem is not None:
-                raise SolverError(f"opening: {problem}")
+            self._check(board)
         s = self._spare
         if self.extra or s is None or len(s.sols) != buffer_rows:
             fixed = {c: int(board[c]) for c in self.covered}
@@ -569,7 +591,13 @@ class Subtrees:
 
     def solve(self, board: np.ndarray, first: bool = False, max_stored: int = 0,
               checked: bool = False) -> tuple[int, int, np.ndarray | None]:
-        """(solutions, nodes, up to `max_stored` solution boards) of one opening."""
+        """(solutions, nodes, up to `max_stored` solution boards) of one opening.  A complete
+        search (not `first`) runs the generated kernel when `unrolled`, else the generic
+        one; both give the same counts and boards."""
+        if not first and self.unrolled:
+            if not checked:
+                self._check(board)
+            return self._fast_search().solve(board, max_stored)
         s = self.search(board, max(1, min(256, max_stored)), checked)
         kept, n_kept = [], 0
         while not s.done:
@@ -590,12 +618,12 @@ _WORKER: dict = {}
 
 
 def _init_worker(instance: Instance, scan, covered: list[int], finals,
-                 warm: np.ndarray | None) -> None:
+                 warm: np.ndarray | None, kernel: str = "auto") -> None:
     """Pool initializer: build the plan once; compile or load the kernel before any work."""
-    sub = Subtrees(instance, scan, covered, finals)
+    sub = Subtrees(instance, scan, covered, finals, kernel)
     _WORKER["subtrees"] = sub
     if warm is not None:
-        sub.search(warm).warm_up()
+        sub.warm_up(warm)
 
 
 def _solve_chunk(index: np.ndarray, boards: np.ndarray, first: bool, max_stored: int) -> dict:
@@ -622,17 +650,21 @@ def _solve_chunk(index: np.ndarray, boards: np.ndarray, first: bool, max_stored:
 def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
                    scan: str | Path | np.ndarray = "rowscan", first: bool = False,
                    shard: tuple[int, int] | None = None, max_stored: int = DEFAULT_MAX_STORED,
-                   progress: bool = False, finals=None) -> OpeningsResult:
+                   progress: bool = False, finals=None, kernel: str = "auto",
+                   ) -> OpeningsResult:
     """Solve every opening's subtree (seed = its cells, no further symmetry break) over
     `workers` processes and merge: totals, counts per opening, per-worker stats, and up to
     `max_stored` solutions.  `shard=(k, s)` solves only openings i with i % s == k.
     The counts equal those of `solve(instance, scan, seed=opening, symmetry_break=False)`
-    summed over the openings; `finals` is passed to the search as `solve` does."""
+    summed over the openings; `finals` is passed to the search as `solve` does; `kernel`
+    to `Subtrees`."""
     if (ops.instance, ops.width, ops.height) != (instance.id, instance.width, instance.height):
         raise SolverError(f"openings of instance {ops.instance} ({ops.width}x{ops.height}), "
                           f"not of {instance.id} ({instance.width}x{instance.height})")
     if workers < 1:
         raise SolverError(f"workers {workers} (expected >= 1)")
+    if kernel not in _unrolled.KERNELS:
+        raise SolverError(f"kernel {kernel!r} (expected one of {', '.join(_unrolled.KERNELS)})")
     index = np.arange(ops.count, dtype=np.int64)
     if shard is not None:
         k, s = shard
@@ -682,7 +714,8 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
     found_first = False
     try:
         if workers == 1 or len(chunks) <= 1:
-            _init_worker(instance, scan, ops.covered, finals, boards[0] if len(boards) else None)
+            _init_worker(instance, scan, ops.covered, finals,
+                         boards[0] if len(boards) else None, kernel)
             for c in chunks:
                 take(_solve_chunk(c, boards[c], first, max_stored - n_kept))
                 if first and res.opening_solutions.sum():
@@ -691,7 +724,8 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
         else:
             ctx = mp.get_context("spawn")
             with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
-                                     initargs=(instance, scan, ops.covered, finals, boards[0]),
+                                     initargs=(instance, scan, ops.covered, finals, boards[0],
+                                               kernel),
                                      ) as pool:
                 pending = {pool.submit(_solve_chunk, c, boards[c], first, max_stored)
                            for c in chunks}

@@ -6,6 +6,9 @@ per cell class keyed by the colours placed neighbours impose, kept as piece bits
 intersected with the used-piece bitset) and reports nodes (one node = one piece placed),
 solutions and times.  The kernel runs in slices
 of nodes and returns to Python between slices, for progress, Ctrl-C and solution buffers.
+A complete search of a board of up to 64 pieces may instead run, below its first few
+cells, a kernel generated for its plan (`e2store._unrolled`, `_solve_split`): about twice
+the nodes per second, the same counts and solutions.
 
 By default the board's rotational symmetry is broken by fixing the lowest-numbered corner
 piece on the north-west corner (0, 0) in its one legal rotation, so a square board's
@@ -23,13 +26,14 @@ import re
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
 from . import _solver_kernels as K
+from . import _unrolled
 from ._io import atomic_write
 from .errors import InvalidSolutionError, SolverError
 from .finals import FinalsIndex
@@ -662,6 +666,48 @@ class _Search:
         return self.fin[-1] if self.fin else np.zeros(0, dtype=np.int64)
 
 
+class _Unrolled:
+    """Complete searches of subtrees that all fix the same cells (`plan.fixed`'s keys; its
+    values are ignored), by the kernel generated for that plan (`e2store._unrolled`).  Not
+    resumable: each call searches one subtree to the end."""
+
+    def __init__(self, instance: Instance, plan: Plan):
+        self.instance, self.plan = instance, plan
+        self.fn = _unrolled.kernel(plan)
+        self.colk = _unrolled.colour_table(plan)
+        _unrolled.warm_up(self.fn, plan, self.colk)
+        n = plan.width * plan.height
+        self.cells = np.array(sorted(plan.fixed), dtype=np.int64)
+        self.shown = np.zeros((n + 1) * 4, dtype=np.uint64)  # fixed cells' colours
+        self.placed = np.full(n, -1, dtype=np.int64)
+        self.found = np.zeros((0, n), dtype=board_dtype(plan.n_pieces))
+        self.n_out = np.zeros(1, dtype=np.int64)
+
+    def solve(self, board: np.ndarray, max_stored: int) -> tuple[int, int, np.ndarray | None]:
+        """(solutions, nodes, up to `max_stored` checked solution boards or None) of the
+        subtree under `board`'s fixed cells (assumed consistent)."""
+        if len(self.found) < max_stored:  # one buffer, grown as needed, reused
+            self.found = np.zeros((max_stored, self.placed.shape[0]), dtype=self.found.dtype)
+        vals = np.asarray(board)[self.cells].astype(np.int64)
+        # the kernel reads only the fixed cells' colours and writes every free cell of
+        # `placed` before it copies a solution, so no reset is needed
+        self.placed[self.cells] = vals
+        self.shown.reshape(-1, 4)[self.cells] = self.plan.col[vals]
+        used = 0
+        for p in (vals >> 2).tolist():
+            used |= 1 << p
+        self.n_out[0] = 0
+        p = self.plan
+        nodes, sols = self.fn(p.bmask, p.crec, self.colk, p.bstart, p.cand, self.shown,
+                              self.placed, self.found[:max_stored], self.n_out,
+                              np.uint64(used))
+        boards = None
+        if self.n_out[0]:
+            boards = self.found[:self.n_out[0]].copy()
+            check_solutions(self.instance, boards)
+        return int(sols), int(nodes), boards
+
+
 def finals_state(finals: FinalsIndex, plan: Plan) -> tuple[np.ndarray, ...]:
     """The kernel's finals arrays for one subtree: masks, and per region the alive words
     after the fixed cells as depth 0's level, room for one level per depth after it."""
@@ -706,6 +752,7 @@ def solve(
     progress: bool = False,
     stop_on_interrupt: bool = False,
     finals: FinalsIndex | None = None,
+    kernel: str = "auto",
 ) -> SolveResult:
     """Search `instance` depth-first in the scan order `scan` and report what was found.
 
@@ -720,7 +767,11 @@ def solve(
     (`interrupted` True) instead of raising KeyboardInterrupt.  `finals`: a
     `e2store.finals.FinalsIndex` (`load_finals`); the search then cuts every branch that
     leaves a region without a compatible corolle and reports `cuts` per region (same
-    solutions, fewer nodes).
+    solutions, fewer nodes).  `kernel` ("auto", "generic" or "unrolled", see
+    `e2store._unrolled.use_unrolled`): a complete search (no `first`, `node_limit` or
+    `finals`) may run the kernel generated for its plan on subtrees (`_solve_split`); the
+    counts, boards and `first_nodes` are the same, `first_seconds` is taken when the
+    subtree holding the first solution ends.
     """
     w, h = instance.width, instance.height
     order, scan_name, fixed_seed, symmetry_break, roots = search_setup(
@@ -732,8 +783,14 @@ def solve(
     buffer_rows = max(1, min(4096, max_stored if max_stored > 0 else 1))
     kept: list[np.ndarray] = []
     n_kept = 0
-    searches = [_Search(build_plan(instance, order, root), buffer_rows, finals)
-                for root in roots]
+    plans = [build_plan(instance, order, root) for root in roots]
+    if kernel not in _unrolled.KERNELS:
+        raise SolverError(f"kernel {kernel!r} (expected one of {', '.join(_unrolled.KERNELS)})")
+    if (not first and node_limit is None and finals is None and plans
+            and all(_unrolled.use_unrolled(kernel, p) and p.n_depth >= 2 for p in plans)):
+        return _solve_split(instance, order, plans, result, max_stored, progress,
+                            stop_on_interrupt)
+    searches = [_Search(plan, buffer_rows, finals) for plan in plans]
     for search in searches:
         search.warm_up()
     bar = tqdm(desc=f"solve {instance.name}", unit="node", unit_scale=True, disable=not progress,
@@ -782,6 +839,95 @@ def solve(
                                            np.zeros(len(finals.regions), dtype=np.int64))]
         result.finals_regions = finals.centres
         result.finals_hamming = finals.hamming
+    result.nodes = done_nodes
+    result.boards = (np.concatenate(kept) if kept
+                     else np.zeros((0, w * h), dtype=board_dtype(instance.n_pieces)))
+    return result
+
+
+SPLIT_PREFIXES = 256  # `_solve_split`: subtrees wanted below the top of the search
+
+
+def _split_depth(instance: Instance, plan: Plan) -> int:
+    """The first depth with at least `SPLIT_PREFIXES` partial boards (at most the last
+    depth but one): enough subtrees for progress and Ctrl-C, few enough that their calls
+    cost nothing.  Counted by the generic kernel on the truncated plans (cheap: the
+    prefixes are few)."""
+    cells = plan.cells
+    w = plan.width
+    for k in range(1, plan.n_depth - 1):
+        order = np.array([(c % w, c // w) for c in list(plan.fixed) + cells[:k].tolist()],
+                         dtype=np.int64)
+        search = _Search(build_plan(instance, order, plan.fixed), 4096)
+        count = 0
+        while not search.done and count < SPLIT_PREFIXES:
+            count += len(search.run(np.iinfo(np.int64).max, False))
+        if count >= SPLIT_PREFIXES:
+            return k
+    return max(1, plan.n_depth - 1)
+
+
+def _solve_split(instance: Instance, order: np.ndarray, plans: list[Plan],
+                 result: SolveResult, max_stored: int, progress: bool,
+                 stop_on_interrupt: bool) -> SolveResult:
+    """A complete search by subtrees: the generic kernel walks the first K free cells of
+    each root's plan and stops at every partial board of depth K; the kernel generated for
+    the rest (`_Unrolled`) searches its subtree to the end.  Nodes add up as in one search;
+    the subtree holding the first solution is searched again by the generic kernel up to
+    that solution, so `first_nodes` is exact too."""
+    w, h = instance.width, instance.height
+    kept: list[np.ndarray] = []
+    n_kept = 0
+    done_nodes = 0  # nodes of the finished top walks and subtrees
+    bar = tqdm(desc=f"solve {instance.name}", unit="node", unit_scale=True, disable=not progress,
+               delay=1.0, leave=False, mininterval=progress_interval())
+    work = []
+    for plan in plans:
+        k = _split_depth(instance, plan)
+        top_cells = list(plan.fixed) + plan.cells[:k].tolist()
+        top_order = np.array([(c % w, c // w) for c in top_cells], dtype=np.int64)
+        top = _Search(build_plan(instance, top_order, plan.fixed), 1)
+        top.warm_up()
+        sub = _Unrolled(instance, build_plan(instance, order, {c: 0 for c in top_cells}))
+        work.append((top, sub))
+    t0 = time.perf_counter()
+    top_done = 0  # the current root's subtree nodes so far
+    top = None  # the current root's top walk (None between roots)
+    try:
+        for top, sub in work:
+            top_done = 0
+            while not top.done:
+                prefix = top.run(np.iinfo(np.int64).max, False)
+                if not len(prefix):
+                    continue
+                sols, nodes, boards = sub.solve(prefix[0], max(0, max_stored - n_kept))
+                if sols and result.first_nodes is None:
+                    result.first_seconds = time.perf_counter() - t0
+                    seeded = _Search(replace(sub.plan, fixed={
+                        int(c): int(prefix[0][c]) for c in sub.cells}), 1)
+                    while not seeded.done and not seeded.state[K.SOLUTIONS]:
+                        seeded.run(np.iinfo(np.int64).max, True)
+                    result.first_nodes = (done_nodes + int(top.state[K.NODES]) + top_done
+                                          + int(seeded.state[K.FIRST_NODES]))
+                if boards is not None:
+                    kept.append(boards)
+                    n_kept += len(boards)
+                top_done += nodes
+                result.solutions += sols
+                bar.update(done_nodes + int(top.state[K.NODES]) + top_done - bar.n)
+                bar.set_postfix(solutions=result.solutions, refresh=False)
+            done_nodes += int(top.state[K.NODES]) + top_done
+            top = None
+        result.complete = True
+    except KeyboardInterrupt:
+        if not stop_on_interrupt:
+            raise
+        result.interrupted = True
+        if top is not None:
+            done_nodes += int(top.state[K.NODES]) + top_done
+    finally:
+        bar.close()
+    result.seconds = time.perf_counter() - t0
     result.nodes = done_nodes
     result.boards = (np.concatenate(kept) if kept
                      else np.zeros((0, w * h), dtype=board_dtype(instance.n_pieces)))
