@@ -162,3 +162,26 @@ def test_split_solve_equals_the_generic_search(size, split, monkeypatch):
         assert a.boards.tolist() == b.boards.tolist()
         assert a.first_seconds is not None or not a.solutions
     assert depths and (min(depths) < 4 if split == 8 else min(depths) > 4)  # split taken
+
+
+def test_split_solve_stops_cleanly_on_ctrl_c(monkeypatch):
+    """Ctrl-C between subtrees: the report keeps what the finished ones found."""
+    monkeypatch.setattr(solver_mod, "SPLIT_PREFIXES", 8)
+    inst = random_instance(4, 4, 1)
+    full = solve(inst, symmetry_break=False, kernel="generic")
+    calls = {"n": 0}
+    real = solver_mod._Unrolled.solve
+
+    def interrupted(self, board, max_stored):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(self, board, max_stored)
+
+    monkeypatch.setattr(solver_mod._Unrolled, "solve", interrupted)
+    r = solve(inst, symmetry_break=False, kernel="unrolled", stop_on_interrupt=True)
+    assert r.interrupted and not r.complete and 0 < r.nodes < full.nodes
+    assert r.boards.tolist() == full.boards[:r.stored].tolist()
+    calls["n"] = 0
+    with pytest.raises(KeyboardInterrupt):
+        solve(inst, symmetry_break=False, kernel="unrolled")
