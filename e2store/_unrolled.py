@@ -19,25 +19,29 @@ depth, the way the fastest edge-matching solvers generate their inner loop:
 
 The plan's constants are literals, each depth's state lives in its own local variables
 (undo is leaving the loop), and each depth's loop branch is its own branch to the CPU's
-predictor: about 1.7x the generic kernel's nodes per second on benchmark 7x7.  A depth
-whose buckets hold a piece in two rotations, or that must check a third or fourth placed
-neighbour, loops over the bucket's records instead (`cand`, filtered by the used bit and
-the extra sides).  Candidates come in ascending placement order either way, so nodes and
-solutions are those of the generic kernel and of the pure-Python twin
-`tests/naive_solver.py`, and solutions come in the same order.
+predictor: about 2x the generic kernel's nodes per second on benchmark 7x7.  A depth
+whose class has a bucket holding a piece in two rotations walks the bits the same way and
+then, in a second loop, that piece's records in the bucket (`rfirst`, `rcount`, colours in
+`reck`); a depth that must check a third or fourth placed neighbour loops over the
+bucket's records (`cand`, filtered by the used bit and the extra sides).  Candidates come
+in ascending placement order in every form, so nodes and solutions are those of the
+generic kernel and of the pure-Python twin `tests/naive_solver.py`, and solutions come
+in the same order.
 
 CPython refuses more than 20 nested loops in one function, so the depths are split into
-chunks of at most `CHUNK` loops, one function each; every chunk but the first is inlined
-into its caller by numba (`inline="always"`), so the compiled kernel is one function.
-Before the call into the next chunk, a chunk writes its pieces into `placed` and the
-colours later chunks read into `shown` (the kernel's only stores besides solutions).
+chunks of at most `CHUNK` loops (two for a depth with a records loop), one function each;
+every chunk but the first is inlined into its caller by numba (`inline="always"`), so the
+compiled kernel is one function.
+A chunk hands its state (each depth's bucket and bit or placement, and the colours later
+depths read) to the next as arguments, packed in tuples (`_packs`): after inlining they
+are plain values, so the kernel stores nothing but solutions.
 
 Kernel signature (arrays in, counts out, no I/O): `f0(bmask, crec, colk, bstart, cand,
-shown, placed, used, sols, n_out)` with `shown`/`placed` holding the fixed cells' colours
-and pieces (as for the generic kernel), `used` the fixed pieces' bit word; returns
-`(nodes, solutions)`, writes the first `sols.shape[0]` solutions (packed cells, all of
-`placed`) into `sols` and their number into `n_out[0]`.  Only boards of up to 64 pieces
-(one bit word) are generated; `supported` says whether a plan can be.
+rfirst, rcount, reck, shown, placed, sols, n_out, used)` with `shown`/`placed` holding the
+fixed cells' colours and pieces (as for the generic kernel), `used` the fixed pieces' bit
+word; returns `(nodes, solutions)`, writes the first `sols.shape[0]` solutions (packed
+cells, all of `placed`) into `sols` and their number into `n_out[0]`.  Only boards of up
+to 64 pieces (one bit word) are generated; `supported` says whether a plan can be.
 
 The source is written once per distinct plan structure to the kernel directory
 (`kernel_dir`), named by its hash, so numba's on-disk cache (`cache=True`) serves later
@@ -60,7 +64,7 @@ from . import _solver_kernels as K
 CHUNK = 16  # nested loops per generated function (CPython's limit is 20 blocks)
 AUTO_MIN_DEPTHS = 30  # `kernel="auto"` generates for plans with at least this many free cells
 KERNELS = ("auto", "generic", "unrolled")
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 # the generated code calls into `_solver_kernels` (`_cttz`); its hash goes into every source,
 # so that a change there makes new files instead of reusing numba's cache of stale ones
 _KERNELS_HASH = hashlib.sha256(Path(K.__file__).read_bytes()).hexdigest()[:12]
@@ -91,13 +95,18 @@ def kernel_dir() -> Path:
     return Path(env) if env else Path(tempfile.gettempdir()) / "e2store-kernels"
 
 
-def _list_depth(plan, dep: np.ndarray, d: int) -> bool:
-    """Depth d loops over records: a third/fourth neighbour to check, or a bucket of its
-    class holding one piece twice (the bitset form would see it once)."""
+BITS, MULTI, RECORDS = "bits", "multi", "records"
+
+
+def _form(plan, dep: np.ndarray, d: int) -> str:
+    """How depth d walks its candidates: `bits` (each piece of the bucket once, its one
+    placement from `crec`), `multi` (a bucket of its class holds a piece in two or more
+    rotations: the bits, then each piece's records in the bucket), `records` (a third or
+    fourth placed neighbour to check: the bucket's records, filtered)."""
     if dep[d, K.D_O3] >= 0:
-        return True
+        return RECORDS
     base = int(dep[d, K.D_BASE])
-    return not bool(plan.simple[base:base + plan.k_col * plan.k_col].all())
+    return BITS if plan.simple[base:base + plan.k_col * plan.k_col].all() else MULTI
 
 
 def source(plan) -> str:
@@ -120,10 +129,17 @@ def source(plan) -> str:
     for i in sorted(scaled):
         if i // 4 in depth_of:
             needed.setdefault(i // 4, []).append(i % 4)
-    n_chunks = -(-nd // CHUNK)
-    size = -(-nd // n_chunks)
-    chunks = [list(range(s, min(s + size, nd))) for s in range(0, nd, size)]
-    listed = [_list_depth(plan, dep, d) for d in range(nd)]
+    form = [_form(plan, dep, d) for d in range(nd)]
+    listed = [f != BITS for f in form]  # the placement is in a local `v<d>`
+    chunks: list[list[int]] = [[]]  # at most CHUNK nested loops each (multi depths: two)
+    loops = 0
+    for d in range(nd):
+        n_loops = 2 if form[d] == MULTI else 1
+        if loops + n_loops > CHUNK:
+            chunks.append([])
+            loops = 0
+        chunks[-1].append(d)
+        loops += n_loops
 
     def state(d: int) -> list[str]:
         """The locals of depth d that deeper chunks take as arguments: its piece (bucket
@@ -131,7 +147,7 @@ def source(plan) -> str:
         own = [f"v{d}"] if listed[d] else [f"k{d}", f"p{d}"]
         return own + [f"c{cells[d]}_{side}" for side in needed.get(cells[d], ())]
 
-    arrays = "bmask, crec, colk, bstart, cand, shown, placed, sols, n_out"
+    arrays = "bmask, crec, colk, bstart, cand, rfirst, rcount, reck, shown, placed, sols, n_out"
     out = [f'"""Generated by e2store._unrolled (version {GENERATOR_VERSION}, _solver_kernels '
            f'{_KERNELS_HASH}); do not edit."""',
            "from numba import njit, uint64",
@@ -165,7 +181,19 @@ def source(plan) -> str:
             out.append(f"{ind}k{d} = uint64({int(dep[d, K.D_BASE])}) + {colour(i1)}"
                        f" + {colour(i2)}")
             last = d == nd - 1
-            if listed[d]:
+            if form[d] == MULTI:
+                out += [f"{ind}x{d} = bmask[k{d}] & ~{u}", f"{ind}while x{d}:"]
+                ind += "    "
+                out += [f"{ind}p{d} = _cttz(x{d})", f"{ind}x{d} &= x{d} - one",
+                        f"{ind}r{d} = k{d} * uint64({n_p}) + uint64(p{d})",
+                        f"{ind}for i{d} in range(rfirst[r{d}], rfirst[r{d}] + rcount[r{d}]):"]
+                ind += "    "
+                out.append(f"{ind}v{d} = cand[uint64(i{d} * {K.CAND})]")
+
+                def colour_of(side: int, d: int = d) -> str:
+                    off = side + (4 if scaled[cells[d] * 4 + side] else 0)
+                    return f"reck[uint64(i{d} * 8 + {off})]"
+            elif form[d] == RECORDS:
                 rec = f"uint64(i{d} * {K.CAND})"
                 out.append(f"{ind}for i{d} in range(bstart[k{d}], bstart[k{d} + one]):")
                 ind += "    "
@@ -249,9 +277,31 @@ def warm_up(fn, plan, colk: np.ndarray) -> None:
     """Compile `fn` (or load it from numba's cache) by a call that places nothing: every
     piece marked used."""
     n = plan.width * plan.height
-    fn(plan.bmask, plan.crec, colk, plan.bstart, plan.cand, np.zeros((n + 1) * 4, np.uint64),
-       np.full(n, -1, np.int64), np.zeros((0, n), dtype=np.int16), np.zeros(1, np.int64),
-       np.uint64(0xFFFFFFFFFFFFFFFF))
+    fn(plan.bmask, plan.crec, colk, plan.bstart, plan.cand, *record_tables(plan),
+       np.zeros((n + 1) * 4, np.uint64), np.full(n, -1, np.int64),
+       np.zeros((0, n), dtype=np.int16), np.zeros(1, np.int64), np.uint64(0xFFFFFFFFFFFFFFFF))
+
+
+def record_tables(plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For `multi` depths: `rfirst[k * n_pieces + p]`, `rcount[...]`: the first record of
+    piece p in bucket k and how many it has there (records of one piece are adjacent), and
+    `reck[i * 8 + s]`: the colour record i shows on side s, at `+ 4 + s` times `k_col`."""
+    n_b = len(plan.bstart) - 1
+    cand = plan.cand.reshape(-1, K.CAND)
+    counts = np.diff(plan.bstart)
+    bucket = np.repeat(np.arange(n_b), counts)
+    key = bucket * plan.n_pieces + cand[:, 1]
+    rfirst = np.zeros(n_b * plan.n_pieces, dtype=np.int64)
+    rcount = np.zeros(n_b * plan.n_pieces, dtype=np.int64)
+    np.add.at(rcount, key, 1)
+    idx = np.arange(len(cand))
+    first = np.full(n_b * plan.n_pieces, len(cand), dtype=np.int64)
+    np.minimum.at(first, key, idx)
+    rfirst[rcount > 0] = first[rcount > 0]
+    reck = np.zeros((len(cand), 8), dtype=np.uint64)
+    reck[:, :4] = cand[:, 2:6]
+    reck[:, 4:] = cand[:, 2:6] * plan.k_col
+    return rfirst, rcount, reck.ravel()
 
 
 def colour_table(plan) -> np.ndarray:

@@ -675,6 +675,7 @@ class _Unrolled:
         self.instance, self.plan = instance, plan
         self.fn = _unrolled.kernel(plan)
         self.colk = _unrolled.colour_table(plan)
+        self.records = _unrolled.record_tables(plan)
         _unrolled.warm_up(self.fn, plan, self.colk)
         n = plan.width * plan.height
         self.cells = np.array(sorted(plan.fixed), dtype=np.int64)
@@ -698,8 +699,8 @@ class _Unrolled:
             used |= 1 << p
         self.n_out[0] = 0
         p = self.plan
-        nodes, sols = self.fn(p.bmask, p.crec, self.colk, p.bstart, p.cand, self.shown,
-                              self.placed, self.found[:max_stored], self.n_out,
+        nodes, sols = self.fn(p.bmask, p.crec, self.colk, p.bstart, p.cand, *self.records,
+                              self.shown, self.placed, self.found[:max_stored], self.n_out,
                               np.uint64(used))
         boards = None
         if self.n_out[0]:

@@ -61,17 +61,19 @@ def test_unrolled_kernel_agrees_with_the_naive_twin(size, scan):
 
 
 def test_record_and_check_depths_are_generated():
-    """The boards above do reach both special forms of a depth (else the test proves
-    less than it says)."""
+    """The boards above reach every form of a depth (else the test proves less than it
+    says): bits, bits then a piece's records (a piece in two rotations in one bucket), and
+    filtered records (extra neighbours to check)."""
     kinds = set()
     for scan in SCAN_ORDERS:
         inst = random_instance(4, 4, 0, n_frame=2, n_inner=3)  # as in the twin test
         plan = build_plan(inst, scan_order(scan, 4, 4), {})
         text = U.source(plan)
         kinds |= {"bits" for _ in [0] if "_cttz" in text.split("def f0")[1]}
+        kinds |= {"multi" for _ in [0] if "in range(rfirst[" in text}
         kinds |= {"records" for _ in [0] if "in range(bstart[" in text}
         kinds |= {"checks" for _ in [0] if " != " in text}
-    assert kinds == {"bits", "records", "checks"}
+    assert kinds == {"bits", "multi", "records", "checks"}
 
 
 def test_seeded_subtrees_agree_with_the_generic_kernel():
@@ -103,7 +105,8 @@ def test_deep_plans_chain_inlined_chunks(shared_instances):
     board[0] = want.boards[0][0]
     sub = Subtrees(inst, "rowscan", [0])
     assert sub.unrolled and sub.plan.n_depth == 35 >= U.AUTO_MIN_DEPTHS
-    assert U.source(sub.plan).count("def f") == 3
+    text = U.source(sub.plan)
+    assert text.count("def f") == 4 and "rfirst[" in text  # 16 multi depths count twice
     sols, nodes, found = sub.solve(board, max_stored=100)
     assert (sols, nodes) == (65, 14_518_614) == (want.solutions, want.nodes)
     assert found.tolist() == want.boards.tolist()
