@@ -60,6 +60,7 @@ from pathlib import Path
 import numpy as np
 
 from . import _solver_kernels as K
+from .errors import SolverError
 
 CHUNK = 16  # nested loops per generated function (CPython's limit is 20 blocks)
 AUTO_MIN_DEPTHS = 30  # `kernel="auto"` generates for plans with at least this many free cells
@@ -77,13 +78,18 @@ def supported(plan) -> bool:
     return plan.n_words == 1 and plan.n_depth > 0
 
 
+def check_choice(kernel_choice: str) -> None:
+    """SolverError (a ValueError) unless `kernel_choice` is one of `KERNELS`."""
+    if kernel_choice not in KERNELS:
+        raise SolverError(f"kernel {kernel_choice!r} (expected one of {', '.join(KERNELS)})")
+
+
 def use_unrolled(kernel_choice: str, plan) -> bool:
     """Whether a complete search of `plan` runs a generated kernel: "generic" never,
     "unrolled" whenever `supported`, "auto" when supported and the plan has at least
     `AUTO_MIN_DEPTHS` free cells (compiling takes a few seconds, more than a small board's
     whole search)."""
-    if kernel_choice not in KERNELS:
-        raise ValueError(f"kernel {kernel_choice!r} (expected one of {', '.join(KERNELS)})")
+    check_choice(kernel_choice)
     if kernel_choice == "generic" or not supported(plan):
         return False
     return kernel_choice == "unrolled" or plan.n_depth >= AUTO_MIN_DEPTHS
@@ -273,11 +279,11 @@ def kernel(plan):
     return _LOADED[name]
 
 
-def warm_up(fn, plan, colk: np.ndarray) -> None:
+def warm_up(fn, plan, colk: np.ndarray, records: tuple[np.ndarray, ...]) -> None:
     """Compile `fn` (or load it from numba's cache) by a call that places nothing: every
-    piece marked used."""
+    piece marked used.  `colk`, `records`: `colour_table(plan)`, `record_tables(plan)`."""
     n = plan.width * plan.height
-    fn(plan.bmask, plan.crec, colk, plan.bstart, plan.cand, *record_tables(plan),
+    fn(plan.bmask, plan.crec, colk, plan.bstart, plan.cand, *records,
        np.zeros((n + 1) * 4, np.uint64), np.full(n, -1, np.int64),
        np.zeros((0, n), dtype=np.int16), np.zeros(1, np.int64), np.uint64(0xFFFFFFFFFFFFFFFF))
 

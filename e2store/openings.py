@@ -663,8 +663,7 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
                           f"not of {instance.id} ({instance.width}x{instance.height})")
     if workers < 1:
         raise SolverError(f"workers {workers} (expected >= 1)")
-    if kernel not in _unrolled.KERNELS:
-        raise SolverError(f"kernel {kernel!r} (expected one of {', '.join(_unrolled.KERNELS)})")
+    _unrolled.check_choice(kernel)
     index = np.arange(ops.count, dtype=np.int64)
     if shard is not None:
         k, s = shard

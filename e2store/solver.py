@@ -676,7 +676,7 @@ class _Unrolled:
         self.fn = _unrolled.kernel(plan)
         self.colk = _unrolled.colour_table(plan)
         self.records = _unrolled.record_tables(plan)
-        _unrolled.warm_up(self.fn, plan, self.colk)
+        _unrolled.warm_up(self.fn, plan, self.colk, self.records)
         n = plan.width * plan.height
         self.cells = np.array(sorted(plan.fixed), dtype=np.int64)
         self.shown = np.zeros((n + 1) * 4, dtype=np.uint64)  # fixed cells' colours
@@ -785,8 +785,7 @@ def solve(
     kept: list[np.ndarray] = []
     n_kept = 0
     plans = [build_plan(instance, order, root) for root in roots]
-    if kernel not in _unrolled.KERNELS:
-        raise SolverError(f"kernel {kernel!r} (expected one of {', '.join(_unrolled.KERNELS)})")
+    _unrolled.check_choice(kernel)
     if (not first and node_limit is None and finals is None and plans
             and all(_unrolled.use_unrolled(kernel, p) and p.n_depth >= 2 for p in plans)):
         return _solve_split(instance, order, plans, result, max_stored, progress,
@@ -849,17 +848,20 @@ def solve(
 SPLIT_PREFIXES = 256  # `_solve_split`: subtrees wanted below the top of the search
 
 
+def _top_order(plan: Plan, k: int) -> np.ndarray:
+    """(x, y) of the plan's fixed cells and its first k free cells: the top of the search."""
+    w = plan.width
+    return np.array([(c % w, c // w) for c in list(plan.fixed) + plan.cells[:k].tolist()],
+                    dtype=np.int64).reshape(-1, 2)
+
+
 def _split_depth(instance: Instance, plan: Plan) -> int:
     """The first depth with at least `SPLIT_PREFIXES` partial boards (at most the last
     depth but one): enough subtrees for progress and Ctrl-C, few enough that their calls
     cost nothing.  Counted by the generic kernel on the truncated plans (cheap: the
     prefixes are few)."""
-    cells = plan.cells
-    w = plan.width
     for k in range(1, plan.n_depth - 1):
-        order = np.array([(c % w, c // w) for c in list(plan.fixed) + cells[:k].tolist()],
-                         dtype=np.int64)
-        search = _Search(build_plan(instance, order, plan.fixed), 4096)
+        search = _Search(build_plan(instance, _top_order(plan, k), plan.fixed), 4096)
         count = 0
         while not search.done and count < SPLIT_PREFIXES:
             count += len(search.run(np.iinfo(np.int64).max, False))
@@ -885,10 +887,10 @@ def _solve_split(instance: Instance, order: np.ndarray, plans: list[Plan],
     work = []
     for plan in plans:
         k = _split_depth(instance, plan)
-        top_cells = list(plan.fixed) + plan.cells[:k].tolist()
-        top_order = np.array([(c % w, c // w) for c in top_cells], dtype=np.int64)
+        top_order = _top_order(plan, k)
         top = _Search(build_plan(instance, top_order, plan.fixed), 1)
         top.warm_up()
+        top_cells = (top_order[:, 1] * w + top_order[:, 0]).tolist()
         sub = _Unrolled(instance, build_plan(instance, order, {c: 0 for c in top_cells}))
         work.append((top, sub))
     t0 = time.perf_counter()
