@@ -33,6 +33,10 @@ from .geometry import ring_offsets
 from .instance import Instance
 
 HASH_BITS = 16  # initial hash of the arm subsets: 65,536 slots, grown when a core needs more
+# how the disjoint arm tuples of a core are counted (`_arm_kernels`); all three are exact
+# ("bitsets": by bitsets where every arm fits in them, else the walk; "inclusion-exclusion":
+# always the walk, the cross-check)
+METHODS = {"bitsets": _arm_kernels.BY_BITS, "inclusion-exclusion": _arm_kernels.BY_IE}
 _ARMS = ((1, 0), (0, -1), (-1, 0), (0, 1))  # tip directions: east, north, west, south
 
 
@@ -105,9 +109,12 @@ class ArmWork:
 
 
 def arm_work(instance: Instance, x: int, y: int, threads: int = 1, per_thread: int = 256, *,
-             symmetric: bool = True) -> ArmWork:
+             symmetric: bool = True, method: str = "bitsets") -> ArmWork:
     """Candidate table (of the reordered layout) and about `per_thread * threads` core
-    prefix batches (with `symmetric`, only the centres `symmetry_order` says suffice)."""
+    prefix batches (with `symmetric`, only the centres `symmetry_order` says suffice);
+    `method` is a key of METHODS."""
+    if method not in METHODS:
+        raise ValueError(f"unknown arm count method {method!r}: use one of {sorted(METHODS)}")
     if instance.n_pieces > _arm_kernels.MAX_PIECES:
         raise ZoneError(f"{instance.n_pieces} pieces: the arm count keys pieces in "
                         f"{_arm_kernels.PIECE_BITS} bits (at most {_arm_kernels.MAX_PIECES})")
@@ -123,7 +130,7 @@ def arm_work(instance: Instance, x: int, y: int, threads: int = 1, per_thread: i
     nb1, ns1, nb2, ns2, base, n_colours, bstart, cands, colours = _kernel_args(arms.layout,
                                                                                 table)
     args = (arms.n_core, arms.arm_tip, arms.arm_nleaf, arms.arm_leaf, nb1, ns1, nb2, ns2, base,
-            n_colours, bstart, cands, colours, instance.n_pieces, HASH_BITS)
+            n_colours, bstart, cands, colours, instance.n_pieces, HASH_BITS, METHODS[method])
     return ArmWork(arms, table, batches, args, order)
 
 
@@ -144,11 +151,12 @@ def count_arm_batches(work: ArmWork, batches: list[np.ndarray], *, threads: int 
 
 
 def count_by_arms(instance: Instance, x: int, y: int, *, threads: int = 1,
-                  progress: bool = False, symmetric: bool = True) -> FactorisedCount:
+                  progress: bool = False, symmetric: bool = True,
+                  method: str = "bitsets") -> FactorisedCount:
     """Count the hamming-3 corolles at (x, y) by cores and arms (`stems` counts the cores
     with a completion)."""
     t0 = time.perf_counter()
-    work = arm_work(instance, x, y, threads, symmetric=symmetric)
+    work = arm_work(instance, x, y, threads, symmetric=symmetric, method=method)
     total, cores = count_arm_batches(work, work.batches, threads=threads, progress=progress,
                                      desc=f"arms ({x},{y}) h=3")
     return FactorisedCount(x, y, 3, total, cores, time.perf_counter() - t0)

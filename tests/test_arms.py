@@ -11,7 +11,7 @@ import pytest
 from helpers import random_instance
 
 from e2store import _arm_kernels
-from e2store.arms import arm_layout, arm_work, count_by_arms
+from e2store.arms import METHODS, arm_layout, arm_work, count_by_arms
 from e2store.enumerate import _choose_prefix_depth, count_corolles
 from e2store.factorised import count_factorised
 from e2store.formats import read_instance
@@ -56,7 +56,8 @@ def test_arm_layout_orders_core_tips_arms(w, h, x, y):
 @pytest.mark.parametrize("w,h,seed,colours", [(5, 5, 1, (2, 4)), (6, 5, 2, (3, 6)),
                                               (5, 4, 3, (3, 3))])
 def test_kernel_agrees_with_naive_twin(w, h, seed, colours):
-    """Per core prefix (shallow ones and whole cores), corolles and cores with a completion."""
+    """Per core prefix (shallow ones and whole cores), corolles and cores with a completion,
+    by each way of counting the disjoint arm tuples."""
     inst = random_instance(w, h, seed, *colours)
     pieces = [tuple(int(c) for c in p) for p in inst.pieces]
     rng = np.random.default_rng(seed)
@@ -71,9 +72,11 @@ def test_kernel_agrees_with_naive_twin(w, h, seed, colours):
                 pick = rng.choice(some, min(len(some), keep // 2), replace=False)
                 rest = rng.choice(len(pref), keep - len(pick), replace=False)
                 pref = pref[np.unique(np.concatenate([pick, rest]))]
-            got_c, got_s = _arm_kernels.count_arms(pref, *work.args)
             want_c, want_s = naive.naive_arms(pieces, w, h, x, y, cells, pref.tolist())
-            assert got_c.tolist() == want_c and got_s.tolist() == want_s, (x, y, len(pref[0]))
+            for method in METHODS.values():
+                got_c, got_s = _arm_kernels.count_arms(pref, *work.args[:-1], method)
+                assert got_c.tolist() == want_c and got_s.tolist() == want_s, \
+                    (x, y, len(pref[0]), method)
 
 
 @pytest.mark.parametrize("w,h,seed,colours", [(5, 5, 11, (3, 4)), (6, 5, 12, (3, 6)),
@@ -87,6 +90,13 @@ def test_arms_equal_stems_on_every_cell(w, h, seed, colours):
         assert count_by_arms(inst, x, y).corolles == want, (x, y)
         if (x, y) == (w // 2, h // 2):
             assert count_by_arms(inst, x, y, symmetric=False, threads=2).corolles == want
+            for method in METHODS:
+                assert count_by_arms(inst, x, y, method=method).corolles == want, method
+
+
+def test_unknown_method_is_refused():
+    with pytest.raises(ValueError, match="bitsets"):
+        arm_work(random_instance(4, 4, 1, 2, 3), 1, 1, method="fast")
 
 
 def test_arms_equal_full_enumeration():
