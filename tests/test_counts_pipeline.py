@@ -85,7 +85,9 @@ def test_counts_section_is_optional_and_checked():
                 {"instances": {"a": ""}}, {**good, "hamming": []},
                 {**good, "hamming": [1, 1]}, {**good, "hamming": [-1]},
                 {**good, "shard_stems": 0}, {**good, "max_shards": 0},
-                {**good, "threads": 0}, {**good, "max_stems": 0}, {**good, "extra": 1}):
+                {**good, "threads": 0}, {**good, "max_stems": 0},
+                {**good, "max_stems": {"a": 0}}, {**good, "max_stems": {"bad name": 5}},
+                {**good, "max_stems": "1e9"}, {**good, "extra": 1}):
         with pytest.raises(WorkflowError):
             _validate({"counts": bad})
 
@@ -171,11 +173,12 @@ def test_lost_shard_is_recounted_alone(counts_run):
 
 
 def test_max_stems_leaves_a_zone_out_of_the_run(tmp_path):
-    """`max_stems: 500` on the 4x4 at hamming 2: the zone (1,1) (797 stems) gets no shard
-    job and the table shows it uncounted; the other three are counted."""
+    """`max_stems: {b4: 500}` (a limit for that board) on the 4x4 at hamming 2: the zone
+    (1,1) (797 stems) gets no shard job and the table shows it uncounted; the other three are
+    counted."""
     work = _workdir(tmp_path)
     cfg = {**CFG, "counts": {"instances": {"b4": f"{BENCH}/pieces_4x4.txt"}, "hamming": [2],
-                             "max_stems": 500}}
+                             "max_stems": {"b4": 500}}}
     (work / "cfg.yaml").write_text(yaml.safe_dump(cfg))
     proc = _run(work, work / "cfg.yaml", "counts_tables")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -223,6 +226,26 @@ def test_real_board_counts_configs_are_valid(name, files):
     assert cfg["counts"]["instances"] == {k: f"../shared/instances/{f}"
                                           for k, f in files.items()}
     assert cfg["counts"]["hamming"] == [1, 2]
+
+
+def test_hamming3_config_limits_boards_one_by_one(tmp_path):
+    """config/counts-h3.yaml: 4x4 .. 10x10 at hamming 3, 4x4 .. 7x7 without a limit (every
+    zone counted), the bigger boards with one; the plans get --max-stems only for those."""
+    cfg = _validate(yaml.safe_load((REPO / "config" / "counts-h3.yaml").read_text()))
+    assert cfg["counts"]["hamming"] == [3]
+    names = [f"pieces_{n}x{n}" for n in range(4, 11)]
+    assert sorted(cfg["counts"]["instances"]) == sorted(names)
+    assert sorted(cfg["counts"]["max_stems"]) == sorted(names[4:])
+    work = _workdir(tmp_path)
+    proc = _run(work, REPO / "config" / "counts-h3.yaml", "counts_tables", "-n", "-p",
+                "--replace-workflow-config")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    plans = [ln for ln in (proc.stdout + proc.stderr).splitlines()
+             if "e2store count-plan " in ln]
+    assert len(plans) == 7
+    for ln in plans:
+        limited = any(f"/{n}.txt" in ln for n in names[4:])
+        assert ("--max-stems" in ln) == limited, ln
 
 
 def test_default_config_has_no_count_jobs(tmp_path):

@@ -33,7 +33,7 @@ checkpoint count_plan:
     params:
         shard_stems=COUNTS.get("shard_stems", 50_000_000),
         max_shards=COUNTS.get("max_shards", 64),
-        max_stems=count_max_stems_option(),
+        max_stems=count_max_stems_option,
     wildcard_constraints:
         **COUNT_WILDCARDS,
     shell:

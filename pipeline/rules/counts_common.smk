@@ -22,9 +22,12 @@ def count_records_dir():
     return counts_path("records")
 
 
-def count_max_stems_option():
-    """` --max-stems N` for count-plan when the config sets `max_stems`, else nothing."""
+def count_max_stems_option(wc):
+    """` --max-stems N` for count-plan when the config sets `max_stems` (one number, or one
+    per board: a board not listed has no limit), else nothing."""
     n = COUNTS.get("max_stems")
+    if isinstance(n, dict):
+        n = n.get(wc.name)
     return "" if n is None else f" --max-stems {int(n)}"
 
 
