@@ -33,7 +33,7 @@ from .geometry import ring_offsets
 from .instance import Instance
 
 HASH_BITS = 16  # initial hash of the arm subsets: 65,536 slots, grown when a core needs more
-# how the disjoint arm tuples of a core are counted (`_arm_kernels`); all three are exact
+# how the disjoint arm tuples of a core are counted (`_arm_kernels`); both are exact
 # ("bitsets": by bitsets where every arm fits in them, else the walk; "inclusion-exclusion":
 # always the walk, the cross-check)
 METHODS = {"bitsets": _arm_kernels.BY_BITS, "inclusion-exclusion": _arm_kernels.BY_IE}
