@@ -682,6 +682,50 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
 
 
 @njit(cache=True, nogil=True)
+def sample_paths(prefixes, u, n_pieces, nb1, ns1, nb2, ns2, base, n_colours, bstart, cands,
+                 colours):
+    """Random paths of Knuth's estimator below each prefix (its first k levels fixed): path
+    j of prefix b goes down u.shape[2] more levels choosing, at level l, free candidate
+    `floor(u[b, j, l - k] * f)` of the f free ones (bucket order).  Returns the paths
+    (n_pref * n_samp, k + u.shape[2]) and their weights, the product of the f met (0.0 for
+    a path that dies; its row is then left as far as it got)."""
+    n_pref, k = prefixes.shape
+    n_samp, extra = u.shape[1], u.shape[2]
+    paths = np.zeros((n_pref * n_samp, k + extra), dtype=np.int64)
+    weights = np.zeros(n_pref * n_samp, dtype=np.float64)
+    ubits = np.zeros((n_pieces + 63) // 64, dtype=np.uint64)
+    for b in range(n_pref):
+        for j in range(n_samp):
+            row = b * n_samp + j
+            placed = paths[row]
+            ubits[:] = 0
+            for i in range(k):
+                placed[i] = prefixes[b, i]
+                _flip(ubits, placed[i] >> 2)
+            w = 1.0
+            for level in range(k, k + extra):
+                key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+                free = 0
+                for t in range(bstart[key], bstart[key + 1]):
+                    if not _has(ubits, cands[t] >> 2):
+                        free += 1
+                if free == 0:
+                    w = 0.0
+                    break
+                pick = min(int(u[b, j, level - k] * free), free - 1)
+                for t in range(bstart[key], bstart[key + 1]):
+                    if not _has(ubits, cands[t] >> 2):
+                        if pick == 0:
+                            placed[level] = cands[t]
+                            break
+                        pick -= 1
+                _flip(ubits, placed[level] >> 2)
+                w *= free
+            weights[row] = w
+    return paths, weights
+
+
+@njit(cache=True, nogil=True)
 def cartesian_stems(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bstart,
                     cands, colours, n_pieces, pbits, hbits, pwt, unit, fill, stems_out,
                     counts_out, lens_out, values_out, totals):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ._io import atomic_write_text
 from .cli_corolles import _threads_option, parse_cells
 from .cli_instance import Size, instance_options, load_instance
 from .counts import (
@@ -19,6 +20,7 @@ from .counts import (
 )
 from .errors import StoreError
 from .instance import Instance
+from .sampling import DEFAULT_SAMPLES, DEFAULT_TAIL, estimate_count
 from .tables import Board, write_tables
 from .zones import zone_map
 
@@ -224,4 +226,47 @@ def count_tables_cmd(instances: tuple[Path, ...], fmt: str, sides: str | None,
         click.echo(str(p))
 
 
-COMMANDS = [counts, count_shard_cmd, count_plan, count_tables_cmd]
+@click.command("count-estimate")
+@click.argument("instance", type=click.Path(dir_okay=False, path_type=Path))
+@instance_options
+@click.option("--hamming", type=click.IntRange(min=0), required=True)
+@click.option("--at", "at", multiple=True, metavar="X,Y|all",
+              help="Cells to estimate (repeatable); default: every zone's canonical cell.")
+@click.option("--samples", type=click.FloatRange(min=1), default=DEFAULT_SAMPLES,
+              show_default=True, help="Random paths per cell (e.g. 1e8); the standard error "
+              "falls as 1/sqrt(samples).")
+@click.option("--tail", type=click.IntRange(min=0), default=DEFAULT_TAIL, show_default=True,
+              help="Stem levels counted exactly below each path.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@_threads_option
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per cell.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the estimates as a JSON list here (atomically).")
+def count_estimate_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None,
+                       hamming: int, at: tuple[str, ...], samples: float, tail: int, seed: int,
+                       threads: int, as_json: bool, output: Path | None) -> None:
+    """Estimated corolle counts with standard errors, for zones exact counting cannot reach
+    (e2store.sampling); exact when the sample would cover every path."""
+    inst = load_instance(instance, fmt, sides, size)
+    rows = []
+    if not as_json:
+        click.echo(f"{'x':>3} {'y':>3} {'corolles':>26} {'rel. error':>10} {'samples':>12} "
+                   f"{'seconds':>9}")
+    for x, y in _cells(inst, hamming, at):
+        e = estimate_count(inst, x, y, hamming, samples=int(samples), tail=tail, seed=seed,
+                           threads=threads, progress=True)
+        row = {"instance": inst.id, **e.to_dict()}
+        rows.append(row)
+        if as_json:
+            click.echo(json.dumps(row))
+        else:
+            value = f"{e.corolles:,}" if e.exact else f"~{e.corolles:.6e}"
+            err = ("exact" if e.exact else "no hit" if not e.corolles else
+                   f"{100 * e.rel_error:.3f}%")  # no sampled path completed: raise samples
+            click.echo(f"{x:>3} {y:>3} {value:>26} {err:>10} {e.samples:>12,} "
+                       f"{e.seconds:>9.2f}")
+    if output is not None:
+        atomic_write_text(output, json.dumps(rows, indent=1) + "\n")
+
+
+COMMANDS = [counts, count_shard_cmd, count_plan, count_tables_cmd, count_estimate_cmd]

@@ -271,3 +271,32 @@ def naive_arms(pieces, width, height, x, y, level_cells, prefixes) -> tuple[list
         counts.append(n)
         cores.append(n_cores)
     return counts, cores
+
+
+def naive_sample_paths(pieces, width, height, level_cells, prefixes, u) -> tuple[list, list]:
+    """Twin of `sample_paths`: below each prefix (placements of the first levels, whose
+    cells are `level_cells`), one path per row of u[b]; at each further level the free
+    placements p*4+r that fit the cell and its placed neighbours, ascending, of which the
+    floor(u * f)-th is taken; the weight is the product of the f (0.0 on a dead end)."""
+    paths, weights = [], []
+    for b, pre in enumerate(prefixes):
+        for us in u[b]:
+            placed = {level_cells[i]: (v >> 2, v & 3) for i, v in enumerate(pre)}
+            used = {v >> 2 for v in pre}
+            row, w = list(pre), 1.0
+            for t, ul in enumerate(us):
+                cell = level_cells[len(pre) + t]
+                opts = [p * 4 + r for p in range(len(pieces)) for r in range(4)
+                        if p not in used and fits_cell(pieces[p], r, width, height, *cell)
+                        and _fits_neighbours(pieces, placed, cell, p, r)]
+                if not opts:
+                    w = 0.0
+                    break
+                c = opts[min(int(ul * len(opts)), len(opts) - 1)]
+                row.append(c)
+                placed[cell] = (c >> 2, c & 3)
+                used.add(c >> 2)
+                w *= len(opts)
+            paths.append(row)
+            weights.append(w)
+    return paths, weights
