@@ -13,6 +13,7 @@ from .cli_instance import Size, instance_options, load_instance
 from .counts import (
     count_tables,
     count_zone,
+    estimated_zones,
     plan_zones,
     run_shard,
     uncounted_zones,
@@ -55,6 +56,22 @@ def _read_plan(path: Path) -> dict:
         raise click.BadParameter(f"{path}: not a count plan of `e2store count-plan` "
                                  f"({type(e).__name__}: {e})") from None
     return plan
+
+
+def _read_estimates(path: Path) -> list[dict]:
+    """The rows of an estimates file of `e2store count-estimate -o` (a clear error when it
+    is not one)."""
+    try:
+        rows = json.loads(path.read_text())
+        for e in rows:
+            e["instance"], int(e["hamming"]), int(e["x"]), int(e["y"])
+            float(e["corolles"]), float(e["rel_error"])
+    except OSError as e:
+        raise click.BadParameter(f"{path}: cannot read the estimates ({e.strerror})") from None
+    except (ValueError, KeyError, TypeError) as e:
+        raise click.BadParameter(f"{path}: not an estimates file of `e2store count-estimate "
+                                 f"-o` ({type(e).__name__}: {e})") from None
+    return rows
 
 
 def _shard_spec(value: str) -> tuple[int, int]:
@@ -198,6 +215,10 @@ def count_plan(instance: Path, fmt: str, sides: str | None, size: Size | None, h
               help="Count plan(s) of `e2store count-plan` (repeatable): the zones they leave "
                    "out (0 shards) show as uncounted with their stems, and --require spares "
                    "them.")
+@click.option("--estimates", "estimates", multiple=True,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Estimates of `e2store count-estimate -o` (repeatable): a zone a --plan "
+                   "leaves out shows its estimate.")
 @click.option("--require", is_flag=True,
               help="Fail unless every zone of every board (but those a --plan leaves out) has "
                    "a complete set of shard records.")
@@ -205,10 +226,12 @@ def count_plan(instance: Path, fmt: str, sides: str | None, size: Size | None, h
               help="Directory of the tables.")
 def count_tables_cmd(instances: tuple[Path, ...], fmt: str, sides: str | None,
                      size: Size | None, hammings: tuple[int, ...], out: Path,
-                     plans: tuple[Path, ...], require: bool, output: Path) -> None:
+                     plans: tuple[Path, ...], estimates: tuple[Path, ...], require: bool,
+                     output: Path) -> None:
     """Write corolles_h<h> and seconds_h<h> tables (.csv, .md) from the shard records."""
     loaded = [(p, load_instance(p, fmt, sides, size)) for p in instances]
     left = uncounted_zones(_read_plan(p) for p in plans)
+    est = estimated_zones(e for p in estimates for e in _read_estimates(p))
     if require:
         for h in hammings:
             for _, inst in loaded:
@@ -222,7 +245,7 @@ def count_tables_cmd(instances: tuple[Path, ...], fmt: str, sides: str | None,
                         f"set of shard records under {out}; run `e2store counts` or "
                         f"`e2store count-shard` for them first")
     for p in write_tables(count_tables(out, [(_board(p, i), i) for p, i in loaded], hammings,
-                                       left), output):
+                                       left, est), output):
         click.echo(str(p))
 
 
@@ -238,21 +261,35 @@ def count_tables_cmd(instances: tuple[Path, ...], fmt: str, sides: str | None,
 @click.option("--tail", type=click.IntRange(min=0), default=DEFAULT_TAIL, show_default=True,
               help="Stem levels counted exactly below each path.")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--plan", "plan", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Estimate the zones this count plan (`e2store count-plan`) leaves out "
+                   "(0 shards) instead of --at cells.")
 @_threads_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per cell.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the estimates as a JSON list here (atomically).")
 def count_estimate_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None,
                        hamming: int, at: tuple[str, ...], samples: float, tail: int, seed: int,
-                       threads: int, as_json: bool, output: Path | None) -> None:
+                       plan: Path | None, threads: int, as_json: bool,
+                       output: Path | None) -> None:
     """Estimated corolle counts with standard errors, for zones exact counting cannot reach
     (e2store.sampling); exact when the sample would cover every path."""
     inst = load_instance(instance, fmt, sides, size)
+    if plan is not None and at:
+        raise click.UsageError("give --plan or --at cells, not both")
+    cells = _cells(inst, hamming, at)
+    if plan is not None:
+        p = _read_plan(plan)
+        if p["instance"] != inst.id or int(p["hamming"]) != hamming:
+            raise click.BadParameter(f"{plan}: a plan of {p['instance']} at hamming "
+                                     f"{p['hamming']}, not of {inst.id} at hamming {hamming}")
+        cells = sorted(uncounted_zones([p]).get((inst.id, hamming), {}),
+                       key=lambda c: (c[1], c[0]))
     rows = []
     if not as_json:
         click.echo(f"{'x':>3} {'y':>3} {'corolles':>26} {'rel. error':>10} {'samples':>12} "
                    f"{'seconds':>9}")
-    for x, y in _cells(inst, hamming, at):
+    for x, y in cells:
         e = estimate_count(inst, x, y, hamming, samples=int(samples), tail=tail, seed=seed,
                            threads=threads, progress=True)
         row = {"instance": inst.id, **e.to_dict()}

@@ -298,16 +298,28 @@ def zone_records(out: Path, instance_id: str, hamming: int) -> Iterator[dict]:
                 break
 
 
+def estimated_zones(estimates: Iterable[dict],
+                    ) -> dict[tuple[str, int], dict[tuple[int, int], dict]]:
+    """`{(instance id, hamming): {(x, y): estimate}}` of `e2store count-estimate` rows."""
+    out: dict[tuple[str, int], dict[tuple[int, int], dict]] = {}
+    for e in estimates:
+        out.setdefault((e["instance"], int(e["hamming"])), {})[(int(e["x"]), int(e["y"]))] = e
+    return out
+
+
 def count_tables(out: Path, boards: Iterable[tuple[Board, Instance]],
                  hammings: Iterable[int],
                  uncounted: dict[tuple[str, int], dict[tuple[int, int], int]] | None = None,
+                 estimates: dict[tuple[str, int], dict[tuple[int, int], dict]] | None = None,
                  ) -> list[Table]:
     """Corolles and seconds tables (a row per zone cell, a column per board) from records.
 
     `uncounted` (from `uncounted_zones`) names the zones a plan left out: they show as
-    `Uncounted(stems)` instead of MISSING.
+    `Uncounted(stems)` instead of MISSING, with the estimate of `estimates` (from
+    `estimated_zones`) when there is one.
     """
     uncounted = uncounted or {}
+    estimates = estimates or {}
     pairs = sorted(boards, key=lambda bi: board_order(bi[0]))
     cols = tuple(b for b, _ in pairs)
     labels = column_labels(cols)
@@ -318,21 +330,25 @@ def count_tables(out: Path, boards: Iterable[tuple[Board, Instance]],
         for board, inst in pairs:
             zc = set(zone_cells(inst, h))
             recs = {(r["x"], r["y"]): r for r in zone_records(out, board.instance, h)}
-            per_board.append((zc, recs, uncounted.get((board.instance, h), {})))
+            per_board.append((zc, recs, uncounted.get((board.instance, h), {}),
+                              estimates.get((board.instance, h), {})))
             cells |= zc
         order = tuple(sorted(cells, key=lambda c: (c[1], c[0])))
         for metric in ("corolles", "seconds"):
             rows = []
             for cell in order:
                 row = []
-                for zc, recs, left in per_board:
+                for zc, recs, left, est in per_board:
                     if cell not in zc:
                         row.append(None)
                     elif cell in recs:
                         v = recs[cell][metric]
                         row.append(int(v) if metric == "corolles" else float(v))
                     elif cell in left:
-                        row.append(Uncounted(left[cell]))
+                        e = est.get(cell)
+                        row.append(Uncounted(left[cell]) if e is None else
+                                   Uncounted(left[cell], float(e["corolles"]),
+                                             float(e["rel_error"])))
                     else:
                         row.append(MISSING)
                 rows.append(tuple(row))

@@ -61,9 +61,12 @@ MISSING = _Missing()
 @dataclass(frozen=True)
 class Uncounted:
     """A count-table value for a zone its plan left out: more stems than the run's
-    `max_stems` (out of reach of the method in that run)."""
+    `max_stems` (out of reach of the method in that run); with its estimated corolles and
+    their relative standard error when `e2store count-estimate` sampled it."""
 
     stems: int
+    estimate: float | None = None
+    rel_error: float | None = None
 
 
 Value = int | float | _Missing | Uncounted | None
@@ -226,6 +229,8 @@ def _md_cell(metric: str, v: Value) -> str:
     if v is MISSING:
         return "?"
     if isinstance(v, Uncounted):
+        if metric == "corolles" and v.estimate is not None:
+            return f"≈ {v.estimate:.4e} ± {100 * (v.rel_error or 0.0):.2f}%"
         return f"? ({v.stems:,} stems)" if v.stems < 10**7 else f"? ({v.stems:.2e} stems)"
     if isinstance(v, float):
         return f"{v:,.{_MD_DIGITS.get(metric, 3)}f}"
@@ -270,7 +275,11 @@ def table_markdown(table: Table) -> str:
         + ("; ?: not counted yet" + ("; ? (N stems): left out of this run, more stems than "
                                       "its max_stems" if any(isinstance(v, Uncounted)
                                                              for row in table.values
-                                                             for v in row) else "") + "."
+                                                             for v in row) else "")
+           + ("; ≈ E ± r%: left out too, estimated by sampling (`e2store count-estimate`), "
+              "r the relative standard error" if table.metric == "corolles" and any(
+                  isinstance(v, Uncounted) and v.estimate is not None
+                  for row in table.values for v in row) else "") + "."
            if counts else "; ?: the zone is not in the store."), ""]
     return "\n".join(lines)
 

@@ -87,7 +87,8 @@ def test_counts_section_is_optional_and_checked():
                 {**good, "shard_stems": 0}, {**good, "max_shards": 0},
                 {**good, "threads": 0}, {**good, "max_stems": 0},
                 {**good, "max_stems": {"a": 0}}, {**good, "max_stems": {"bad name": 5}},
-                {**good, "max_stems": "1e9"}, {**good, "extra": 1}):
+                {**good, "max_stems": "1e9"}, {**good, "extra": 1},
+                {**good, "estimate_samples": 0}, {**good, "estimate_samples": "1e7"}):
         with pytest.raises(WorkflowError):
             _validate({"counts": bad})
 
@@ -178,7 +179,7 @@ def test_max_stems_leaves_a_zone_out_of_the_run(tmp_path):
     counted."""
     work = _workdir(tmp_path)
     cfg = {**CFG, "counts": {"instances": {"b4": f"{BENCH}/pieces_4x4.txt"}, "hamming": [2],
-                             "max_stems": {"b4": 500}}}
+                             "max_stems": {"b4": 500}, "estimate_samples": 4000}}
     (work / "cfg.yaml").write_text(yaml.safe_dump(cfg))
     proc = _run(work, work / "cfg.yaml", "counts_tables")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -191,7 +192,13 @@ def test_max_stems_leaves_a_zone_out_of_the_run(tmp_path):
     corolles = _csv(res / "tables" / "corolles_h2.csv")
     assert {c: r["4x4"] for c, r in corolles.items()} == {
         (0, 0): "708", (1, 0): "1268", (0, 1): "1301", (1, 1): "NA"}
-    assert "| 1 1 | ? (797 stems) |" in (res / "tables" / "corolles_h2.md").read_text()
+    assert "| 1 1 | ? (797 stems) |" in (res / "tables" / "seconds_h2.md").read_text()
+    # the left-out zone is estimated (estimate_samples), within a few errors of DESIGN's 320
+    est, = json.loads((res / "estimates" / "b4_h2.json").read_text())
+    assert (est["x"], est["y"], est["hamming"], est["exact"]) == (1, 1, 2, False)
+    assert abs(est["corolles"] - WORKED[2][(1, 1)]) < 4 * est["stderr"]
+    md = (res / "tables" / "corolles_h2.md").read_text()
+    assert f"| 1 1 | ≈ {est['corolles']:.4e} ± {100 * est['rel_error']:.2f}% |" in md
 
 
 def test_counts_config_dry_run(tmp_path):
@@ -230,7 +237,8 @@ def test_real_board_counts_configs_are_valid(name, files):
 
 def test_hamming3_config_limits_boards_one_by_one(tmp_path):
     """config/counts-h3.yaml: 4x4 .. 10x10 at hamming 3, 4x4 .. 7x7 without a limit (every
-    zone counted), the bigger boards with one; the plans get --max-stems only for those."""
+    zone counted), the bigger boards with one; the plans get --max-stems only for those, and
+    the zones left out are estimated."""
     cfg = _validate(yaml.safe_load((REPO / "config" / "counts-h3.yaml").read_text()))
     assert cfg["counts"]["hamming"] == [3]
     names = [f"pieces_{n}x{n}" for n in range(4, 11)]
@@ -246,6 +254,10 @@ def test_hamming3_config_limits_boards_one_by_one(tmp_path):
     for ln in plans:
         limited = any(f"/{n}.txt" in ln for n in names[4:])
         assert ("--max-stems" in ln) == limited, ln
+    # the zones left out are estimated, one job per board, before the tables
+    estimates = [ln for ln in (proc.stdout + proc.stderr).splitlines()
+                 if "e2store count-estimate " in ln]
+    assert len(estimates) == 7 and all("--samples 10000000" in ln for ln in estimates)
 
 
 def test_default_config_has_no_count_jobs(tmp_path):

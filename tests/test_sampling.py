@@ -108,3 +108,46 @@ def test_cli_json_and_errors(tmp_path):
     assert r.exit_code != 0 and "samples" in r.output
     r = CliRunner().invoke(main, ["count-estimate", str(path), "--hamming", "2", "--at", "9,9"])
     assert r.exit_code != 0 and "9" in r.output
+
+
+def test_cli_plan_estimates_the_left_out_zones_and_tables_show_them(tmp_path):
+    """count-plan leaves (1,1) out; count-estimate --plan samples just that zone; the
+    corolles table shows the estimate there and the exact count elsewhere."""
+    inst = random_instance(6, 6, 5, 3, 6)
+    path = tmp_path / "g.e2s"
+    write_e2store(inst, path)
+    run = CliRunner().invoke
+    plan, est, rec = tmp_path / "plan.json", tmp_path / "est.json", tmp_path / "rec"
+    r = run(main, ["count-plan", str(path), "--hamming", "2", "--max-stems", "20000",
+                   "-o", str(plan)])
+    assert r.exit_code == 0, r.output
+    left = [(z["x"], z["y"]) for z in json.loads(plan.read_text())["zones"] if not z["shards"]]
+    assert left and len(left) < 6
+    r = run(main, ["count-estimate", str(path), "--hamming", "2", "--plan", str(plan),
+                   "--samples", "5000", "-o", str(est)])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(est.read_text())
+    assert [(e["x"], e["y"]) for e in rows] == left
+    r = run(main, ["counts", str(path), "--hamming", "2", "--max-stems", "20000",
+                   "--out", str(rec)])
+    assert r.exit_code == 0, r.output
+    r = run(main, ["count-tables", str(path), "--hamming", "2", "--out", str(rec), "--plan",
+                   str(plan), "--estimates", str(est), "--require", "-o", str(tmp_path / "t")])
+    assert r.exit_code == 0, r.output
+    md = (tmp_path / "t" / "corolles_h2.md").read_text()
+    for e in rows:
+        assert f"| {e['x']} {e['y']} | ≈ {e['corolles']:.4e} ± " in md
+    assert "estimated by sampling" in md
+    done = next(z for z in json.loads(plan.read_text())["zones"] if z["shards"])
+    want = count_factorised(inst, done["x"], done["y"], 2).corolles
+    assert f"| {done['x']} {done['y']} | {want:,} |" in md
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"x": 1}]')
+    r = run(main, ["count-tables", str(path), "--hamming", "2", "--out", str(rec),
+                   "--estimates", str(bad), "-o", str(tmp_path / "t2")])
+    assert r.exit_code != 0 and "bad.json" in r.output and "not an estimates file" in r.output
+    other = random_instance(6, 6, 6, 3, 6)
+    write_e2store(other, tmp_path / "o.e2s")
+    r = run(main, ["count-estimate", str(tmp_path / "o.e2s"), "--hamming", "2", "--plan",
+                   str(plan)])
+    assert r.exit_code != 0 and "plan of" in r.output

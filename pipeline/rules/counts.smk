@@ -6,7 +6,10 @@
 #   count_shard              shard K of S of one zone, counted; its record is written to
 #                            RECORDS/<instance id>/h<h>/<x>-<y>/shard-K-of-S.json and its
 #                            --json line is the job's receipt (`e2store count-shard`)
-#   count_tables             every instance's records at hamming h
+#   count_estimate           with `estimate_samples: N`: the zones the plan left out,
+#                            estimated by sampling (N random paths each)
+#                            -> estimates/<name>_h<h>.json (`e2store count-estimate --plan`)
+#   count_tables             every instance's records at hamming h (and the estimates)
 #                            -> tables/{corolles,seconds}_h<h>.{csv,md} (`e2store count-tables`)
 #   counts_tables            target: the tables of every configured hamming
 #
@@ -61,11 +64,31 @@ rule count_shard:
         " > {output.receipt:q} 2> {log:q}"
 
 
+rule count_estimate:
+    input:
+        instance=count_instance,
+        plan=counts_path("plans", "{name}_h{h}.json"),
+    output:
+        estimates=count_estimate_file("{name}", "{h}"),
+    log:
+        counts_path("logs", "estimate", "{name}_h{h}.log"),
+    params:
+        samples=COUNTS.get("estimate_samples", 1),
+    threads: COUNTS.get("threads", 1)
+    wildcard_constraints:
+        **COUNT_WILDCARDS,
+    shell:
+        "e2store count-estimate {input.instance:q} --hamming {wildcards.h} --plan {input.plan:q}"
+        " --samples {params.samples} --threads {threads} -o {output.estimates:q}"
+        " > {log:q} 2>&1"
+
+
 rule count_tables:
     input:
         instances=[COUNT_INSTANCES[n] for n in COUNT_NAMES],
         plans=expand(counts_path("plans", "{name}_h{{h}}.json"), name=COUNT_NAMES),
         receipts=count_receipts,
+        estimates=count_estimate_files,
     output:
         count_table_files("{h}"),
     log:
@@ -74,9 +97,12 @@ rule count_tables:
         records=count_records_dir(),
         outdir=lambda wc, output: os.path.dirname(output[0]),
         plans=lambda wc, input: " ".join(f"--plan {shlex.quote(p)}" for p in input.plans),
+        estimates=lambda wc, input: " ".join(f"--estimates {shlex.quote(p)}"
+                                             for p in input.estimates),
     shell:
         "e2store count-tables {input.instances:q} --hamming {wildcards.h}"
-        " --out {params.records:q} {params.plans} --require -o {params.outdir:q}"
+        " --out {params.records:q} {params.plans} {params.estimates} --require"
+        " -o {params.outdir:q}"
         " > {log:q} 2>&1"
 
 

@@ -65,6 +65,19 @@ def all_count_receipts(wc):
     return [r for h in COUNT_HAMMING for r in count_receipts_at(h)]
 
 
+def count_estimate_file(name, h):
+    """A count_estimate job's output: the estimates of the zones a plan left out."""
+    return counts_path("estimates", f"{name}_h{h}.json")
+
+
+def count_estimate_files(wc):
+    """The estimates the tables of the job's hamming show (none without
+    `estimate_samples`)."""
+    if not COUNTS.get("estimate_samples"):
+        return []
+    return [count_estimate_file(name, wc.h) for name in COUNT_NAMES]
+
+
 def count_table_files(h):
     """The tables of one hamming (h may be the "{h}" wildcard)."""
     return [counts_path("tables", f"{metric}_h{h}.{ext}")
