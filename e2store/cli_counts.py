@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -42,36 +44,40 @@ def _board(path: Path, inst: Instance) -> Board:
     return Board(inst.id, path.stem, inst.width, inst.height)
 
 
-def _read_plan(path: Path) -> dict:
-    """A count plan written by `e2store count-plan` (a clear error when it is not one)."""
+def _read_json(path: Path, what: str, made_by: str, check: Callable[[Any], object]) -> Any:
+    """JSON that `check` accepts (it raises on a missing key or a bad value), else a clear
+    error naming the file and what it should have been."""
     try:
-        plan = json.loads(path.read_text())
-        zones = plan["zones"]
-        for z in zones:
-            int(z["x"]), int(z["y"]), int(z["shards"])
-        plan["instance"], int(plan["hamming"])
+        data = json.loads(path.read_text())
+        check(data)
     except OSError as e:
-        raise click.BadParameter(f"{path}: cannot read the plan ({e.strerror})") from None
+        raise click.BadParameter(f"{path}: cannot read the {what} ({e.strerror})") from None
     except (ValueError, KeyError, TypeError) as e:
-        raise click.BadParameter(f"{path}: not a count plan of `e2store count-plan` "
-                                 f"({type(e).__name__}: {e})") from None
-    return plan
+        raise click.BadParameter(f"{path}: not {made_by} ({type(e).__name__}: {e})") from None
+    return data
+
+
+def _check_plan(plan: dict) -> None:
+    for z in plan["zones"]:
+        int(z["x"]), int(z["y"]), int(z["shards"])
+    plan["instance"], int(plan["hamming"])
+
+
+def _check_estimates(rows: list) -> None:
+    for e in rows:
+        e["instance"], int(e["hamming"]), int(e["x"]), int(e["y"])
+        float(e["corolles"]), float(e["rel_error"])
+
+
+def _read_plan(path: Path) -> dict:
+    """A count plan written by `e2store count-plan`."""
+    return _read_json(path, "plan", "a count plan of `e2store count-plan`", _check_plan)
 
 
 def _read_estimates(path: Path) -> list[dict]:
-    """The rows of an estimates file of `e2store count-estimate -o` (a clear error when it
-    is not one)."""
-    try:
-        rows = json.loads(path.read_text())
-        for e in rows:
-            e["instance"], int(e["hamming"]), int(e["x"]), int(e["y"])
-            float(e["corolles"]), float(e["rel_error"])
-    except OSError as e:
-        raise click.BadParameter(f"{path}: cannot read the estimates ({e.strerror})") from None
-    except (ValueError, KeyError, TypeError) as e:
-        raise click.BadParameter(f"{path}: not an estimates file of `e2store count-estimate "
-                                 f"-o` ({type(e).__name__}: {e})") from None
-    return rows
+    """The rows of an estimates file of `e2store count-estimate -o`."""
+    return _read_json(path, "estimates", "an estimates file of `e2store count-estimate -o`",
+                      _check_estimates)
 
 
 def _shard_spec(value: str) -> tuple[int, int]:
