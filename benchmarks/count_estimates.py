@@ -1,15 +1,16 @@
 """Estimated counts (e2store.sampling) against exact ones, and for the zones out of reach.
 
-    python benchmarks/count_estimates.py --sizes 6 7 --hamming 3 --exact-up-to 3e9
+    python benchmarks/count_estimates.py --sizes 6 --hamming 3 --exact 0,0 --exact 1,0 \
+        --exact 2,0 --exact 0,1 --exact 1,1 --exact 0,2
     python benchmarks/count_estimates.py --sizes 7 --hamming 3 \
         --records results/benchmark-counts-h3/counts/records
     python benchmarks/count_estimates.py --sizes 8 9 10 --hamming 3 --samples 1e8
     python benchmarks/count_estimates.py --instance ../shared/instances/e2pieces_jwortmann.txt \
-        --hamming 3 --samples 1e7
+        --sizes --hamming 3 --samples 1e7 --exact 0,0 --exact 1,0 --exact 0,1
 
 Per zone: the estimate, its relative standard error, seconds and samples per second; where
 an exact count is known (from count records written by `e2store counts` or the pipeline,
-or counted here when the zone has at most `--exact-up-to` stems) also the exact count and
+or counted here for the `--exact` cells) also the exact count and
 z = (estimate - exact) / standard error, which should look like draws of a standard normal
 (|z| > 3 rarely).  Figures are printed, not asserted.
 """
@@ -20,7 +21,7 @@ import argparse
 import math
 from pathlib import Path
 
-from e2store.counts import zone_records, zone_stems
+from e2store.counts import zone_records
 from e2store.factorised import count_factorised
 from e2store.formats import read_instance
 from e2store.sampling import DEFAULT_TAIL, estimate_count
@@ -40,8 +41,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--records", type=Path, action="append", default=[],
                     help="count records directory (exact counts to compare with)")
-    ap.add_argument("--exact-up-to", type=float, default=0,
-                    help="count exactly here every zone with at most this many stems")
+    ap.add_argument("--exact", action="append", default=[], metavar="X,Y",
+                    help="count this zone cell exactly here too (repeatable)")
     args = ap.parse_args()
     paths = [BENCH / f"pieces_{n}x{n}.txt" for n in args.sizes] + args.instance
     if not all(p.exists() for p in paths):
@@ -60,8 +61,7 @@ def main() -> None:
         for z in zone_map(inst.width, inst.height, h).zones:
             x, y = z.x, z.y
             exact = known.get((x, y))
-            if exact is None and args.exact_up_to and \
-                    zone_stems(inst, x, y, h) <= args.exact_up_to:
+            if exact is None and f"{x},{y}" in args.exact:
                 exact = count_factorised(inst, x, y, h, threads=args.threads).corolles
             e = estimate_count(inst, x, y, h, samples=int(args.samples), tail=args.tail,
                                seed=args.seed, threads=args.threads)
