@@ -128,10 +128,10 @@ def balanced_bounds(weights: np.ndarray, shards: int) -> np.ndarray:
     return np.concatenate([[0], np.maximum.accumulate(cuts), [len(weights)]]).astype(np.int64)
 
 
-def run_batches(run, batches: list[np.ndarray], *, threads: int = 1, progress: bool = False,
-                desc: str = "factorised") -> tuple[int, int]:
-    """Sum `run(batch) -> (corolles, stems)` over the batches on `threads` threads, with a
-    progress bar (shared by the stem and the arm counts)."""
+def run_batches(run, batches: list, *, threads: int = 1, progress: bool = False,
+                desc: str = "factorised") -> tuple:
+    """Sum `run(batch) -> (corolles, stems)` over the batches on `threads` threads, in batch
+    order, with a progress bar (shared by the stem and the arm counts and the estimates)."""
     total = stems = 0
     with tqdm(total=len(batches), desc=desc, unit="batch", disable=not progress, delay=1.0,
               leave=False, mininterval=0.5 if sys.stderr.isatty() else 30.0) as bar:

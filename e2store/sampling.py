@@ -29,16 +29,14 @@ from __future__ import annotations
 
 import math
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from tqdm import tqdm
 
 from . import _kernels
 from .enumerate import _prefixes, corolle_layout
 from .errors import ZoneError
-from .factorised import stem_work, symmetry_order
+from .factorised import run_batches, stem_work, symmetry_order
 from .instance import Instance
 
 DEFAULT_SAMPLES = 10_000_000
@@ -113,29 +111,30 @@ def estimate_count(instance: Instance, x: int, y: int, hamming: int, *,
     nb1, ns1, nb2, ns2, base, n_colours, bstart, cands, colours = work.args
     count_args = (n_stem, layout.n_levels, *work.args, table.n_pieces, *work.ring)
 
+    def below(paths: np.ndarray) -> np.ndarray:
+        """Exact corolles below each path (or prefix)."""
+        counts, _ = _kernels.count_factorised(paths, *count_args)
+        if (counts < 0).any():
+            raise ZoneError(f"estimate ({x},{y}) h={hamming}: a count could leave the "
+                            f"64-bit range of the kernels")
+        return counts
+
     def values(batch: np.ndarray, u: np.ndarray) -> np.ndarray:
         """(len(batch), u.shape[1]) sampled values: path weight x exact count below it."""
         paths, weights = _kernels.sample_paths(batch, u, table.n_pieces, nb1, ns1, nb2, ns2,
                                                base, n_colours, bstart, cands, colours)
         live = weights > 0
-        counts, _ = _kernels.count_factorised(paths[live], *count_args)
-        if (counts < 0).any():
-            raise ZoneError(f"estimate ({x},{y}) h={hamming}: a count could leave the "
-                            f"64-bit range of the kernels")
         out = np.zeros(len(weights))
-        out[live] = weights[live] * counts
+        out[live] = weights[live] * below(paths[live])
         return out.reshape(len(batch), u.shape[1])
 
-    def run(i: int) -> tuple[np.ndarray, np.ndarray]:
-        """Per prefix of batch i: the mean of its m values and their sum of squared
-        deviations, merged chunk by chunk (Chan et al.) so memory stays bounded."""
-        batch = batches[i]
+    def run(item: tuple[int, np.ndarray]) -> tuple[int | float, float]:
+        """Over the prefixes of batch i: the sum of the means of their m values and the sum
+        of their squared deviations, merged chunk by chunk (Chan et al.) so memory stays
+        bounded; exact counts when nothing is sampled."""
+        i, batch = item
         if exact:
-            counts, _ = _kernels.count_factorised(batch, *count_args)
-            if (counts < 0).any():
-                raise ZoneError(f"count ({x},{y}) h={hamming}: a count could leave the "
-                                f"64-bit range of the kernels")
-            return counts, np.zeros(len(batch))
+            return sum(int(v) for v in below(batch)), 0.0
         rng = np.random.default_rng([seed, i])
         step = max(1, CHUNK // max(1, len(batch) * (end - depth)))
         n, mean, m2 = 0, np.zeros(len(batch)), np.zeros(len(batch))
@@ -147,25 +146,15 @@ def estimate_count(instance: Instance, x: int, y: int, hamming: int, *,
             m2 += ((v - cm[:, None]) ** 2).sum(axis=1) + delta ** 2 * n * c / (n + c)
             mean += delta * c / (n + c)
             n += c
-        return mean, m2
+        return float(mean.sum()), float(m2.sum())
 
-    with tqdm(total=len(batches), desc=f"estimate ({x},{y}) h={hamming}", unit="batch",
-              disable=not progress, delay=1.0, leave=False) as bar:
-        with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-            parts = []
-            for got in pool.map(run, range(len(batches))):
-                parts.append(got)
-                bar.update()
+    total, m2 = run_batches(run, list(enumerate(batches)), threads=threads, progress=progress,
+                            desc=f"estimate ({x},{y}) h={hamming}")
     seconds = time.perf_counter() - t0
     if exact:
-        total = order * sum(int(v) for means, _ in parts for v in means)
-        if not len(strata):
-            depth = end
-        return CountEstimate(x, y, hamming, total, 0.0, len(strata), len(strata), depth,
-                             tail, True, seed, seconds)
-    means = np.concatenate([p[0] for p in parts])
-    m2 = np.concatenate([p[1] for p in parts])
-    total = order * float(means.sum())
-    stderr = order * math.sqrt(float(m2.sum()) / (m - 1) / m)
+        return CountEstimate(x, y, hamming, order * total, 0.0, len(strata), len(strata),
+                             end if not len(strata) else depth, tail, True, seed, seconds)
+    total = order * total
+    stderr = order * math.sqrt(m2 / (m - 1) / m)
     return CountEstimate(x, y, hamming, total, stderr, m * len(strata), len(strata), depth,
                          tail, False, seed, seconds)
