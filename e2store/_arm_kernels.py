@@ -35,12 +35,10 @@ absent arm (its tip off the board) is an arm with one configuration and no piece
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
+from ._bits import _ctpop, _cttz
 from ._kernels import INT_LIMIT, _bucket, _flip, _has
-from ._solver_kernels import _cttz
 
 PIECE_BITS = 11  # bits per piece in a subset key: piece id + 1 < 2048
 MAX_PIECES = (1 << PIECE_BITS) - 1
@@ -48,19 +46,6 @@ _HMUL = np.uint64(0x9E3779B97F4A7C15)
 _AJ = np.array([1, 0, -1, 2, -3], dtype=np.int64)  # a(j) for j = 0..4 arms
 BY_BITS, BY_IE = 0, 1  # `method` of count_arms
 WORDS = 64  # bitset words per arm: a core with an arm of more configurations takes the walk
-
-
-@intrinsic
-def _ctpop(typingctx, x):
-    """Set bits of a uint64 (LLVM `ctpop`), as int64."""
-    sig = types.int64(types.uint64)
-
-    def codegen(context, builder, signature, args):
-        i64 = ir.IntType(64)
-        fn = builder.module.declare_intrinsic("llvm.ctpop", [i64], ir.FunctionType(i64, [i64]))
-        return builder.call(fn, [args[0]])
-
-    return sig, codegen
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._bits import _ctpop
+
 
 @njit(cache=True, nogil=True, inline="always")
 def _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours):
@@ -198,14 +200,6 @@ INT_LIMIT = 4e18  # |partial sums| kept below this: int64 arithmetic never wraps
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _popcount(v):
-    v = v - ((v >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    v = (v & np.uint64(0x3333333333333333)) + ((v >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    v = (v + (v >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return np.int64((v * np.uint64(0x0101010101010101)) >> np.uint64(56))
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _lowest(mask):
     i = 0
     while not (mask >> i) & 1:
@@ -265,7 +259,7 @@ def _list_blocks(i, m, eff, sizes, keys, hbits, pwt, unit, nb, scratch):
         for w in range(nw):
             v = band[d, w] & eff[j, w]
             band[d + 1, w] = v
-            g += _popcount(v)
+            g += _ctpop(v)
         if g == 0:
             continue
         elem[d + 1] = j
@@ -276,7 +270,7 @@ def _list_blocks(i, m, eff, sizes, keys, hbits, pwt, unit, nb, scratch):
                 hv = band[d + 1, w] & hun[d + 1, w]
                 while hv:
                     lowb = hv & (~hv + np.uint64(1))
-                    p = w * 64 + _popcount(lowb - np.uint64(1))
+                    p = w * 64 + _ctpop(lowb - np.uint64(1))
                     prod = 1
                     for t in range(d + 2):
                         if keys[elem[t]] >= 0:
@@ -331,7 +325,7 @@ def _component_product(m, sizes, scratch, wmask):
         seen |= cmask
         if cmask == np.int64(1) << start:
             part = sizes[start]
-        elif blast[start] - bfirst[start] == 2 and _popcount(np.uint64(cmask)) == 2:
+        elif blast[start] - bfirst[start] == 2 and _ctpop(np.uint64(cmask)) == 2:
             other = sizes[_lowest(cmask ^ (np.int64(1) << start))]
             if float(sizes[start]) * other > INT_LIMIT:
                 return -1
@@ -452,12 +446,12 @@ def _fill_list(i, key, ubits, bstart, pbits, hbits, pwt, unit, eff):
         hit = v & ubits[w]
         eff[i, w] = v ^ hit
         if hit:
-            s -= _popcount(hit)
+            s -= _ctpop(hit)
             if not unit:
                 hit &= hbits[key, w]
                 while hit:
                     low = hit & (~hit + np.uint64(1))
-                    s -= pwt[key, w * 64 + _popcount(low - np.uint64(1))] - 1
+                    s -= pwt[key, w * 64 + _ctpop(low - np.uint64(1))] - 1
                     hit ^= low
     return s
 

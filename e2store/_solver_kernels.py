@@ -68,9 +68,9 @@ The pure-Python twin of this kernel is `tests/naive_solver.py`.
 
 from __future__ import annotations
 
-from llvmlite import ir
-from numba import int64, njit, types, uint64
-from numba.extending import intrinsic
+from numba import int64, njit, uint64
+
+from ._bits import _cttz
 
 # state slots, statuses, record strides and the fields of a `dep` row
 DEPTH, STATUS, NODES, SOLUTIONS, FIRST_NODES = 0, 1, 2, 3, 4
@@ -80,20 +80,6 @@ CAND = 8
 D_CELL, D_I1, D_I2, D_BASE, D_O3, D_I3, D_O4, D_I4, D_SEG = range(9)
 LIST, BITS = 0, 1
 SKIP_MASK, KILL_MASK = -1, -2  # finals mask ids (e2store.finals.SKIP, KILL)
-
-
-@intrinsic
-def _cttz(typingctx, x):
-    """Count trailing zeros of a non-zero uint64 (LLVM `cttz`), as int64."""
-    sig = types.int64(types.uint64)
-
-    def codegen(context, builder, signature, args):
-        i64 = ir.IntType(64)
-        fn = builder.module.declare_intrinsic(
-            "llvm.cttz", [i64], ir.FunctionType(i64, [i64, ir.IntType(1)]))
-        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 1)])
-
-    return sig, codegen
 
 
 def _make_kernels(n_words: int, finals: bool = False):

@@ -1,0 +1,28 @@
+"""The bit intrinsics (e2store._bits) against Python's integers."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from e2store._bits import _ctpop, _cttz
+
+
+@njit(cache=False)
+def _both(vals):
+    out = np.zeros((len(vals), 2), dtype=np.int64)
+    for i in range(len(vals)):
+        out[i, 0] = _ctpop(vals[i])
+        out[i, 1] = _cttz(vals[i]) if vals[i] != 0 else -1
+    return out
+
+
+def test_popcount_and_trailing_zeros_agree_with_python():
+    rng = np.random.default_rng(1)
+    vals = np.concatenate([rng.integers(0, 2**63, 500, dtype=np.uint64) << np.uint64(1),
+                           rng.integers(0, 2**63, 500, dtype=np.uint64),
+                           np.array([0, 1, 2**63, 2**64 - 1], dtype=np.uint64)])
+    got = _both(vals)
+    for v, (pc, tz) in zip(vals.tolist(), got.tolist(), strict=True):
+        assert pc == v.bit_count()
+        assert tz == ((v & -v).bit_length() - 1 if v else -1)
