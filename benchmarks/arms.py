@@ -20,9 +20,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from e2store.arms import count_by_arms
-from e2store.factorised import count_factorised
-from e2store.formats import read_instance
+from e2store.corolles.arms import count_by_arms
+from e2store.corolles.factorised import count_factorised
+from e2store.instance.formats import read_instance
 
 BENCH = Path(__file__).resolve().parents[2] / "shared" / "instances" / "benchmark"
 

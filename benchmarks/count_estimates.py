@@ -21,11 +21,11 @@ import argparse
 import math
 from pathlib import Path
 
-from e2store.counts import zone_records
-from e2store.factorised import count_factorised
-from e2store.formats import read_instance
-from e2store.sampling import DEFAULT_TAIL, estimate_count
-from e2store.zones import zone_map
+from e2store.corolles.factorised import count_factorised
+from e2store.corolles.sampling import DEFAULT_TAIL, estimate_count
+from e2store.counts.shards import zone_records
+from e2store.instance.formats import read_instance
+from e2store.zones.zonemap import zone_map
 
 BENCH = Path(__file__).resolve().parents[2] / "shared" / "instances" / "benchmark"
 

@@ -24,11 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from e2store import _kernels
-from e2store.enumerate import corolle_layout, count_corolles
-from e2store.factorised import count_factorised, stem_work
-from e2store.formats import read_instance
-from e2store.zones import zone_map
+from e2store.corolles import _kernels
+from e2store.corolles.enumerate import corolle_layout, count_corolles
+from e2store.corolles.factorised import count_factorised, stem_work
+from e2store.instance.formats import read_instance
+from e2store.zones.zonemap import zone_map
 
 BENCH = Path(__file__).resolve().parents[2] / "shared" / "instances" / "benchmark"
 

@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _warm(inst) -> None:
-    from e2store.enumerate import count_corolles, enumerate_corolles
-    from e2store.store import enumerate_zone
-    from e2store.zones import zone_map
+    from e2store.corolles.enumerate import count_corolles, enumerate_corolles
+    from e2store.store.build import enumerate_zone
+    from e2store.zones.zonemap import zone_map
 
     count_corolles(inst, 0, 0, 1, threads=2)
     enumerate_corolles(inst, 0, 0, 1)
@@ -44,10 +44,10 @@ def _warm(inst) -> None:
 def _case(path: str, kind: str, hamming: int, cell: tuple[int, int] | None, threads: int,
           rotations: str, out: mp.Queue) -> None:
     """Child process: one measurement; puts a dict on `out`."""
-    from e2store.enumerate import count_corolles
-    from e2store.formats import read_instance
-    from e2store.store import enumerate_zone
-    from e2store.zones import zone_map
+    from e2store.corolles.enumerate import count_corolles
+    from e2store.instance.formats import read_instance
+    from e2store.store.build import enumerate_zone
+    from e2store.zones.zonemap import zone_map
 
     inst = read_instance(path)
     _warm(inst)

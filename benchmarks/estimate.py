@@ -28,9 +28,9 @@ KNOWN_7X7 = (67_791_061_655, 6_297)  # README, complete 7x7 search with openings
 
 def _case(path: str, samples: int, depth: int | None, out) -> None:
     """Child process: one estimate (and the true counts of boards up to 6x6)."""
-    from e2store.estimate import estimate
-    from e2store.formats import read_instance
-    from e2store.solver import solve
+    from e2store.instance.formats import read_instance
+    from e2store.solver.estimate import estimate
+    from e2store.solver.search import solve
 
     inst = read_instance(path)
     t0 = time.perf_counter()

@@ -31,9 +31,9 @@ def main() -> int:
     args = ap.parse_args()
 
     import e2store
-    from e2store.formats import read_instance
-    from e2store.store import enumerate_zone, write_instance_file, write_manifest
-    from e2store.zones import zone_map
+    from e2store.instance.formats import read_instance
+    from e2store.store.build import enumerate_zone, write_instance_file, write_manifest
+    from e2store.zones.zonemap import zone_map
 
     path = args.shared / "instances" / "benchmark" / "pieces_6x6.txt"
     if not path.exists():

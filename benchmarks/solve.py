@@ -43,8 +43,8 @@ OPENINGS_HAMMING = 1
 def _case(path: str, scan: str, first: bool, symmetry_break: bool, node_limit: int | None,
           kernel: str, repeat: int, out: mp.Queue) -> None:
     """Child process: one measurement; puts a dict on `out`."""
-    from e2store.formats import read_instance
-    from e2store.solver import solve
+    from e2store.instance.formats import read_instance
+    from e2store.solver.search import solve
 
     inst = read_instance(path)
     solve(inst, scan, first=True, node_limit=1000)  # compile / load the kernels
@@ -71,9 +71,9 @@ def run_case(path: Path, *args) -> dict:
 
 def _finals_index(inst, hamming: int, store: Path):
     """Enumerate the corner zone(s) at `hamming` into `store` and load the corner finals."""
-    from e2store.finals import corner_cells, load_finals
-    from e2store.store import enumerate_store
-    from e2store.zones import zone_map
+    from e2store.query.finals import corner_cells, load_finals
+    from e2store.store.build import enumerate_store
+    from e2store.zones.zonemap import zone_map
 
     zm = zone_map(inst.width, inst.height, hamming)
     zones = {zm.zone_at(x, y).id for x, y in corner_cells(inst.width, inst.height)}
@@ -96,8 +96,8 @@ def _finals_case(path: str, hammings: list[int], repeat: int, out: mp.Queue) -> 
     import tempfile
     import time
 
-    from e2store.formats import read_instance
-    from e2store.solver import solve
+    from e2store.instance.formats import read_instance
+    from e2store.solver.search import solve
 
     inst = read_instance(path)
     rows = []
@@ -124,8 +124,8 @@ def _seven_case(path: str, hammings: list[int], samples: int, out: mp.Queue) -> 
     import random
     import tempfile
 
-    from e2store.formats import read_instance
-    from e2store.solver import lowest_corner, solve
+    from e2store.instance.formats import read_instance
+    from e2store.solver.search import lowest_corner, solve
 
     inst = read_instance(path)
     rot = inst.rotated_table()
@@ -203,10 +203,10 @@ def report_openings(seven: Path, workers: int, hamming: int, cells: list[tuple[i
 
     import numpy as np
 
-    from e2store.formats import read_instance
-    from e2store.openings import openings, solve_openings
-    from e2store.store import enumerate_store
-    from e2store.zones import zone_map
+    from e2store.instance.formats import read_instance
+    from e2store.solver.openings import openings, solve_openings
+    from e2store.store.build import enumerate_store
+    from e2store.zones.zonemap import zone_map
 
     inst = read_instance(seven)
     zm = zone_map(inst.width, inst.height, hamming)

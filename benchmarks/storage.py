@@ -65,10 +65,10 @@ def main() -> int:
     ap.add_argument("--xz-lines", type=int, default=100_000)
     args = ap.parse_args()
 
-    from e2store.factorised import count_factorised
-    from e2store.formats import read_instance
-    from e2store.store import enumerate_zone, iter_partition
-    from e2store.zones import zone_map
+    from e2store.corolles.factorised import count_factorised
+    from e2store.instance.formats import read_instance
+    from e2store.store.build import enumerate_zone, iter_partition
+    from e2store.zones.zonemap import zone_map
 
     cases = [("5x5", 2), ("6x6", 2)]
     if args.only:

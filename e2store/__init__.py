@@ -6,6 +6,6 @@ __version__ = "0.1.0"
 
 def connect(root, database: str = ":memory:"):
     """Open a corolle store for queries (see `e2store.query`); usable in `with`."""
-    from .query import connect as _connect
+    from e2store.query.handle import connect as _connect
 
     return _connect(root, database)

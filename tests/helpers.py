@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import naive
 
-from e2store.instance import Instance
+from e2store.instance.model import Instance
 
 
 def random_instance(w: int, h: int, seed: int, n_frame: int = 3, n_inner: int = 5) -> Instance:

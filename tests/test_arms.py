@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from helpers import random_instance
 
-from e2store import _arm_kernels
-from e2store.arms import METHODS, arm_layout, arm_work, count_by_arms
-from e2store.enumerate import _choose_prefix_depth, count_corolles
-from e2store.factorised import count_factorised
-from e2store.formats import read_instance
-from e2store.geometry import ring_offsets
+from e2store.corolles import _arm_kernels
+from e2store.corolles.arms import METHODS, arm_layout, arm_work, count_by_arms
+from e2store.corolles.enumerate import _choose_prefix_depth, count_corolles
+from e2store.corolles.factorised import count_factorised
+from e2store.instance.formats import read_instance
+from e2store.zones.geometry import ring_offsets
 
 
 def _cells(lay, x, y) -> list[tuple[int, int]]:

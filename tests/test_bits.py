@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from e2store._bits import _ctpop, _cttz
+from e2store.bits import _ctpop, _cttz
 
 
 @njit(cache=False)

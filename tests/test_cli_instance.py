@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from e2store.cli.instance import load_instance, parse_size
 from e2store.cli import main
-from e2store.cli_instance import load_instance, parse_size
 from e2store.errors import InstanceError, InstanceFormatError
-from e2store.formats import read_instance
-from e2store.stats import instance_stats
+from e2store.instance.formats import read_instance
+from e2store.instance.stats import instance_stats
 
 
 def run(*args: str):
@@ -167,7 +167,7 @@ def test_load_instance_and_parse_size(shared_instances, tmp_path):
 def test_real_process_one_line_no_traceback(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("0 0 1 1\n1 0 0 1\n0 1 x 0\n1 1 0 0\n")
-    p = subprocess.run([sys.executable, "-m", "e2store.cli", "validate", str(bad)],
+    p = subprocess.run([sys.executable, "-m", "e2store", "validate", str(bad)],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr == f"e2store: error: {bad}:3: not an integer: 'x' (expected 4 integers)\n"

@@ -13,9 +13,11 @@ import pytest
 from click.testing import CliRunner
 from helpers import random_instance
 
-from e2store import _kernels
 from e2store.cli import main
-from e2store.counts import (
+from e2store.corolles import _kernels
+from e2store.corolles.enumerate import corolle_layout, count_corolles
+from e2store.corolles.factorised import count_factorised, symmetry_order
+from e2store.counts.shards import (
     METHOD,
     count_shard,
     count_tables,
@@ -25,11 +27,9 @@ from e2store.counts import (
     run_shard,
     zone_cells,
 )
-from e2store.enumerate import corolle_layout, count_corolles
 from e2store.errors import StoreError, ZoneError
-from e2store.factorised import count_factorised, symmetry_order
-from e2store.formats import read_instance, write_e2store
-from e2store.tables import MISSING, Board, table_csv, table_markdown
+from e2store.instance.formats import read_instance, write_e2store
+from e2store.reports.tables import MISSING, Board, table_csv, table_markdown
 
 
 def _lists_to_bits(lists: list[list[int]], n_pieces: int):

@@ -17,9 +17,9 @@ from conftest import SHARED
 from helpers import random_instance
 from test_pipeline import REPO, _benchmark_file, _job_counts, _snakemake, _validate
 
-from e2store.factorised import count_factorised
-from e2store.formats import read_instance
-from e2store.zones import zone_map
+from e2store.corolles.factorised import count_factorised
+from e2store.instance.formats import read_instance
+from e2store.zones.zonemap import zone_map
 
 BENCH = "../shared/instances/benchmark"
 # a 2x2 (one zone: two quick jobs, a second column) beside the benchmark 4x4, whose hamming-2

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from helpers import random_instance
 
-from e2store import _kernels
-from e2store.enumerate import (
+from e2store.corolles import _kernels
+from e2store.corolles.enumerate import (
     _kernel_args,
     _prefixes,
     candidate_table,
@@ -19,14 +19,14 @@ from e2store.enumerate import (
     enumerate_corolles,
 )
 from e2store.errors import ZoneError
-from e2store.geometry import (
+from e2store.zones.geometry import (
     frontier_layout,
     n_frontier,
     n_slots,
     ring_offsets,
     rotation_permutation,
 )
-from e2store.zones import zone_map
+from e2store.zones.zonemap import zone_map
 
 _instance = random_instance
 
@@ -177,7 +177,7 @@ def test_emitted_corolles_pass_an_independent_checker():
 
 
 def test_nodes_agree_between_count_and_emit():
-    from e2store.enumerate import _iter_levels
+    from e2store.corolles.enumerate import _iter_levels
 
     inst = _instance(5, 5, 17, n_frame=3, n_inner=6)
     layout = corolle_layout(5, 5, 1, 2, 2)

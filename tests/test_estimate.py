@@ -12,9 +12,9 @@ from helpers import random_instance
 
 from e2store.cli import main
 from e2store.errors import SolverError
-from e2store.estimate import estimate
-from e2store.formats import read_instance, write_e2store
-from e2store.solver import scan_order, solve
+from e2store.instance.formats import read_instance, write_e2store
+from e2store.solver.estimate import estimate
+from e2store.solver.search import scan_order, solve
 
 ALL = 10**9  # more samples than any test board has prefixes
 
@@ -142,7 +142,7 @@ def _reservoir_one_by_one(stream: list[int], size: int, seed: int) -> list[int]:
 
 @pytest.mark.parametrize("size, n, seed", [(1, 50, 0), (5, 3, 1), (7, 100, 2), (20, 1000, 3)])
 def test_reservoir_matches_algorithm_r_row_by_row(size, n, seed):
-    from e2store.estimate import _Reservoir
+    from e2store.solver.estimate import _Reservoir
 
     keep = _Reservoir(size, 2, np.random.default_rng(seed))
     chunks = np.random.default_rng(99).integers(1, 40, size=n)

@@ -12,10 +12,10 @@ from click.testing import CliRunner
 from helpers import random_instance
 
 from e2store.cli import main
-from e2store.enumerate import count_corolles
+from e2store.corolles.enumerate import count_corolles
+from e2store.corolles.factorised import count_factorised
 from e2store.errors import ZoneError
-from e2store.factorised import count_factorised
-from e2store.formats import read_instance, write_e2store
+from e2store.instance.formats import read_instance, write_e2store
 
 _instance = random_instance
 
@@ -85,9 +85,9 @@ def test_every_prefix_depth_gives_the_same_count(h):
     """The kernel splits at any stem depth: from the centre alone (every parent met by the
     walk), from a depth whose prefixes are parents themselves, down to whole stems (no
     walk); few colours make parents with dead lists and last pieces shared with F."""
-    from e2store import _kernels
-    from e2store.enumerate import _prefixes, corolle_layout
-    from e2store.factorised import stem_work
+    from e2store.corolles import _kernels
+    from e2store.corolles.enumerate import _prefixes, corolle_layout
+    from e2store.corolles.factorised import stem_work
 
     inst = _instance(5, 5, 11, 2, 4)
     for x, y in [(2, 2), (1, 0), (0, 0)]:

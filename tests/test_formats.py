@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from e2store.errors import InstanceFormatError
-from e2store.formats import (
+from e2store.instance.formats import (
     DEFAULT_SIDES,
     detect_format,
     format_e2store,
@@ -23,7 +23,7 @@ from e2store.formats import (
     with_solution,
     write_e2store,
 )
-from e2store.instance import Instance
+from e2store.instance.model import Instance
 
 BENCH = range(4, 11)
 BRENDAN = [3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16]

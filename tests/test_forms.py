@@ -15,19 +15,20 @@ from helpers import random_instance
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from e2store import _kernels, store
 from e2store.cli import main
-from e2store.encode import (
+from e2store.corolles import _kernels
+from e2store.corolles.enumerate import enumerate_corolles
+from e2store.corolles.forms import (
     cartesian_rows,
     frontier_of,
     prefix_decode,
     prefix_shared,
 )
-from e2store.enumerate import enumerate_corolles
 from e2store.errors import StoreError
-from e2store.formats import read_instance, write_e2store
-from e2store.geometry import n_slots, ring_offsets
-from e2store.zones import zone_map
+from e2store.instance.formats import read_instance, write_e2store
+from e2store.store import build as store
+from e2store.zones.geometry import n_slots, ring_offsets
+from e2store.zones.zonemap import zone_map
 
 _instance = random_instance
 
@@ -205,7 +206,7 @@ def test_adding_a_form_later_and_the_cli(tmp_path):
 
 
 def test_summary_reports_each_form(tmp_path):
-    from e2store.summary import summarize
+    from e2store.reports.summary import summarize
 
     inst = _instance(5, 4, 21)
     store.enumerate_store(tmp_path, inst, 2, None, forms=("flat", "prefix", "cartesian"))

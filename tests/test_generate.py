@@ -7,9 +7,9 @@ import warnings
 import numpy as np
 import pytest
 
-from e2store.generate import GenerationWarning, generate_instance
-from e2store.stats import instance_stats
-from e2store.validate import check_instance
+from e2store.instance.generate import GenerationWarning, generate_instance
+from e2store.instance.stats import instance_stats
+from e2store.instance.validate import check_instance
 
 
 def shown_board(inst) -> dict[tuple[int, int], list[int]]:

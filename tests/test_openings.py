@@ -16,9 +16,9 @@ from naive_solver import naive_solve
 
 from e2store.cli import main
 from e2store.errors import MissingInstanceError, MissingZoneError, SolverError
-from e2store.formats import read_instance, write_e2store
-from e2store.instance import Instance
-from e2store.openings import (
+from e2store.instance.formats import read_instance, write_e2store
+from e2store.instance.model import Instance
+from e2store.solver.openings import (
     Subtrees,
     cell_corolles,
     estimate_costs,
@@ -29,9 +29,9 @@ from e2store.openings import (
     solve_openings,
     write_openings,
 )
-from e2store.solver import lowest_corner, read_solutions, solve
-from e2store.store import enumerate_store
-from e2store.zones import zone_map
+from e2store.solver.search import lowest_corner, read_solutions, solve
+from e2store.store.build import enumerate_store
+from e2store.zones.zonemap import zone_map
 
 # (instance, cell sets) of the brute-force comparison: overlapping, touching, apart, three
 SMALL = [

@@ -20,17 +20,18 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from e2store import stages, store
 from e2store.cli import main
-from e2store.enumerate import count_corolles
+from e2store.corolles.enumerate import count_corolles
 from e2store.errors import StoreError
-from e2store.formats import read_instance
-from e2store.instance import Instance
-from e2store.plots import PLOT_METRICS
-from e2store.stats import instance_stats, stats_json
-from e2store.summary import format_markdown, summarize
-from e2store.tables import METRICS, load_tables, table_csv, table_markdown
-from e2store.zones import zone_map
+from e2store.instance.formats import read_instance
+from e2store.instance.model import Instance
+from e2store.instance.stats import instance_stats, stats_json
+from e2store.reports.plots import PLOT_METRICS
+from e2store.reports.summary import format_markdown, summarize
+from e2store.reports.tables import METRICS, load_tables, table_csv, table_markdown
+from e2store.store import build as store
+from e2store.store import stages
+from e2store.zones.zonemap import zone_map
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = REPO / "schemas" / "config.schema.yaml"
@@ -131,7 +132,7 @@ def test_summary_command_writes_atomically_and_selects_by_file(small_store, tmp_
 
 
 def test_summary_of_a_store_without_manifest_is_one_error_line(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "e2store.cli", "summary", str(tmp_path)],
+    proc = subprocess.run([sys.executable, "-m", "e2store", "summary", str(tmp_path)],
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "no manifest" in proc.stderr

@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 import e2store
-from e2store import store
 from e2store.cli import main
 from e2store.errors import MissingInstanceError, MissingZoneError, StoreError
-from e2store.instance import Instance
-from e2store.zones import zone_map
+from e2store.instance.model import Instance
+from e2store.store import build as store
+from e2store.zones.zonemap import zone_map
 
 
 @pytest.fixture(scope="module")

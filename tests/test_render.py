@@ -10,14 +10,13 @@ import pytest
 from click.testing import CliRunner
 
 from e2store.cli import main
-from e2store.cli_render import nth_corolle
-from e2store.enumerate import enumerate_corolles
+from e2store.cli.render import nth_corolle
+from e2store.corolles.enumerate import enumerate_corolles
 from e2store.errors import RenderError
-from e2store.formats import read_instance, write_e2store
-from e2store.generate import generate_instance
-from e2store.geometry import n_slots, ring_offsets
-from e2store.instance import Instance
-from e2store.render import (
+from e2store.instance.formats import read_instance, write_e2store
+from e2store.instance.generate import generate_instance
+from e2store.instance.model import Instance
+from e2store.reports.render import (
     GREY_HEX,
     PALETTE,
     colour_hex,
@@ -28,7 +27,8 @@ from e2store.render import (
     svg_zone_map,
     write_picture,
 )
-from e2store.zones import zone_map
+from e2store.zones.geometry import n_slots, ring_offsets
+from e2store.zones.zonemap import zone_map
 
 NS = "{http://www.w3.org/2000/svg}"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

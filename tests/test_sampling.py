@@ -11,13 +11,13 @@ import pytest
 from click.testing import CliRunner
 from helpers import random_instance
 
-from e2store import _kernels
 from e2store.cli import main
-from e2store.enumerate import _kernel_args, _prefixes, candidate_table, corolle_layout
-from e2store.factorised import count_factorised
-from e2store.formats import read_instance, write_e2store
-from e2store.geometry import ring_offsets
-from e2store.sampling import estimate_count
+from e2store.corolles import _kernels
+from e2store.corolles.enumerate import _kernel_args, _prefixes, candidate_table, corolle_layout
+from e2store.corolles.factorised import count_factorised
+from e2store.corolles.sampling import estimate_count
+from e2store.instance.formats import read_instance, write_e2store
+from e2store.zones.geometry import ring_offsets
 
 
 @pytest.mark.parametrize("w,h,x,y,hamming,k,extra", [
@@ -72,7 +72,7 @@ def test_same_seed_same_estimate_whatever_the_threads():
 
 def test_empty_zone_is_exactly_zero():
     pieces = [(0, 0, 1, 1)] * 9  # nine corners: nothing fits an edge or the centre
-    from e2store.instance import Instance
+    from e2store.instance.model import Instance
     got = estimate_count(Instance("corners", 3, 3, pieces), 1, 1, 1, samples=100)
     assert got.exact and got.corolles == 0
 

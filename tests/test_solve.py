@@ -11,12 +11,13 @@ from click.testing import CliRunner
 from helpers import random_instance
 from naive_solver import lowest_corner_nw, naive_solve, symmetry_class_representative
 
-import e2store.solver as solver_mod
+import e2store.solver.search as solver_mod
 from e2store.cli import main
 from e2store.errors import E2StoreError, InvalidSolutionError, SolverError
-from e2store.formats import read_brendan_solution, read_instance, write_e2store
-from e2store.instance import Instance
-from e2store.solver import (
+from e2store.instance.formats import read_brendan_solution, read_instance, write_e2store
+from e2store.instance.model import Instance
+from e2store.instance.validate import self_similar
+from e2store.solver.search import (
     SCAN_ORDERS,
     check_solution,
     check_solutions,
@@ -27,7 +28,6 @@ from e2store.solver import (
     solve,
     write_solutions,
 )
-from e2store.validate import self_similar
 
 SIZES = [(2, 2), (3, 3), (3, 4), (4, 3), (4, 4), (2, 5), (5, 2)]
 # 2x2 with four distinct joins: its one solution is piece i on cell i, all at rotation 0

@@ -17,7 +17,7 @@ GEN = ["--size", "4x4", "--frame-colours", "2", "--inner-colours", "3", "--seed"
 
 
 def _e2store(*args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "e2store.cli", *args], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "e2store", *args], capture_output=True,
                           text=True, env=_env(), timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc

@@ -10,12 +10,13 @@ import pytest
 from click.testing import CliRunner
 from helpers import random_instance
 
-from e2store import stages, store
 from e2store.cli import main
-from e2store.enumerate import count_corolles
+from e2store.corolles.enumerate import count_corolles
 from e2store.errors import StoreError
-from e2store.formats import write_e2store
-from e2store.zones import zone_map
+from e2store.instance.formats import write_e2store
+from e2store.store import build as store
+from e2store.store import stages
+from e2store.zones.zonemap import zone_map
 
 FORMS = ("flat", "prefix", "cartesian")
 SMALL = {"rows_per_file": 300, "chunk_rows": 70}  # many files and row groups per partition

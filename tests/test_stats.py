@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from e2store.formats import read_instance
-from e2store.stats import format_stats, instance_stats, stats_json
+from e2store.instance.formats import read_instance
+from e2store.instance.stats import format_stats, instance_stats, stats_json
 
 
 def test_benchmark_4x4_by_hand(shared_instances):

@@ -16,13 +16,13 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from e2store import store
-from e2store.enumerate import count_corolles, enumerate_corolles
+from e2store.corolles.enumerate import count_corolles, enumerate_corolles
 from e2store.errors import StoreError
-from e2store.formats import read_instance
-from e2store.generate import generate_instance
-from e2store.instance import Instance
-from e2store.zones import zone_map
+from e2store.instance.formats import read_instance
+from e2store.instance.generate import generate_instance
+from e2store.instance.model import Instance
+from e2store.store import build as store
+from e2store.zones.zonemap import zone_map
 
 
 def _instance(w=5, h=4, seed=21, n_frame=3, n_inner=5) -> Instance:
@@ -119,11 +119,11 @@ def test_sigkill_mid_write_then_rerun(tmp_path):
     """A real SIGKILL while a partition is being written: no partial file is visible."""
     inst = generate_instance(6, 6, 4, 6, seed=4, name="kill")  # zone (2,1): ~4M corolles
     path = tmp_path / "kill.e2s"
-    from e2store.formats import write_e2store
+    from e2store.instance.formats import write_e2store
 
     write_e2store(inst, path)
     root = tmp_path / "store"
-    cmd = [sys.executable, "-m", "e2store.cli", "enumerate", str(path), "--hamming", "2",
+    cmd = [sys.executable, "-m", "e2store", "enumerate", str(path), "--hamming", "2",
            "--zones", "2,1", "--out", str(root)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
@@ -188,11 +188,11 @@ def test_newer_format_and_missing_partition_are_clear_errors(tmp_path):
 def test_concurrent_processes_share_one_store(tmp_path):
     inst = _instance(6, 5, 31, 4, 8)
     path = tmp_path / "c.e2s"
-    from e2store.formats import write_e2store
+    from e2store.instance.formats import write_e2store
 
     write_e2store(inst, path)
     root = tmp_path / "store"
-    procs = [subprocess.Popen([sys.executable, "-m", "e2store.cli", "enumerate", str(path),
+    procs = [subprocess.Popen([sys.executable, "-m", "e2store", "enumerate", str(path),
                                "--hamming", str(h), "--out", str(root)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
              for h in (1, 2, 1)]

@@ -11,13 +11,12 @@ import naive
 import pytest
 from click.testing import CliRunner
 
-from e2store import store
 from e2store.cli import main
 from e2store.errors import StoreError
-from e2store.formats import read_instance
-from e2store.instance import Instance
-from e2store.plots import PLOT_METRICS, whole_board, write_plots
-from e2store.tables import (
+from e2store.instance.formats import read_instance
+from e2store.instance.model import Instance
+from e2store.reports.plots import PLOT_METRICS, whole_board, write_plots
+from e2store.reports.tables import (
     METRICS,
     MISSING,
     Board,
@@ -28,7 +27,8 @@ from e2store.tables import (
     table_markdown,
     write_tables,
 )
-from e2store.zones import zone_map
+from e2store.store import build as store
+from e2store.zones.zonemap import zone_map
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

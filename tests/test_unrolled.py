@@ -12,12 +12,12 @@ import pytest
 from helpers import random_instance
 from naive_solver import naive_solve
 
-import e2store._unrolled as U
-import e2store.solver as solver_mod
+import e2store.solver._unrolled as U
+import e2store.solver.search as solver_mod
 from e2store.errors import SolverError
-from e2store.formats import read_instance
-from e2store.openings import Openings, Subtrees, solve_openings
-from e2store.solver import SCAN_ORDERS, build_plan, scan_order, solve
+from e2store.instance.formats import read_instance
+from e2store.solver.openings import Openings, Subtrees, solve_openings
+from e2store.solver.search import SCAN_ORDERS, build_plan, scan_order, solve
 
 
 @pytest.fixture(autouse=True)

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from e2store.errors import InstanceError
-from e2store.formats import read_instance
-from e2store.generate import generate_instance
-from e2store.instance import Instance
-from e2store.validate import check_instance, frame_balance, validate_or_raise
+from e2store.instance.formats import read_instance
+from e2store.instance.generate import generate_instance
+from e2store.instance.model import Instance
+from e2store.instance.validate import check_instance, frame_balance, validate_or_raise
 
 PUBLIC = [
     *(f"benchmark/pieces_{n}x{n}.txt" for n in range(4, 11)),

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
-from e2store.formats import read_instance
-from e2store.plots import PLOT_METRICS
-from e2store.tables import METRICS as TABLE_METRICS
+from e2store.instance.formats import read_instance
+from e2store.reports.plots import PLOT_METRICS
+from e2store.reports.tables import METRICS as TABLE_METRICS
 
 RESULTS = config["results"]
 HAMMING = sorted(config["hamming"])

@@ -26,7 +26,7 @@ rule import_instance:
         result_path("logs", "import_instance", "{external}.log"),
     run:
         # any supported piece format -> the canonical e2store file, named after the config key
-        from e2store.formats import convert_instance
+        from e2store.instance.formats import convert_instance
 
         inst = convert_instance(input.pieces, output.instance, name=wildcards.external)
         Path(log[0]).write_text(f"{input.pieces}: imported as {inst.id}\n")

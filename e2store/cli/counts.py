@@ -1,0 +1,315 @@
+"""Count-table commands: `e2store counts`, `e2store count-shard`, `e2store count-tables`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from e2store.cli.corolles import _threads_option, parse_cells
+from e2store.cli.instance import Size, instance_options, load_instance
+from e2store.corolles.sampling import DEFAULT_SAMPLES, DEFAULT_TAIL, estimate_count
+from e2store.counts.shards import (
+    count_tables,
+    count_zone,
+    estimated_zones,
+    plan_zones,
+    run_shard,
+    uncounted_zones,
+    zone_records,
+)
+from e2store.errors import StoreError
+from e2store.files import atomic_write_text
+from e2store.instance.model import Instance
+from e2store.reports.tables import Board, write_tables
+from e2store.zones.zonemap import zone_map
+
+
+def _cells(inst: Instance, hamming: int, at: tuple[str, ...]) -> list[tuple[int, int]]:
+    zm = zone_map(inst.width, inst.height, hamming)
+    if not at:
+        return [(z.x, z.y) for z in zm.zones]
+    wanted = parse_cells(at)
+    cells = ([(x, y) for y in range(inst.height) for x in range(inst.width)]
+             if wanted is None else wanted)
+    for x, y in cells:
+        zm.check_cell(x, y)
+    return cells
+
+
+def _board(path: Path, inst: Instance) -> Board:
+    return Board(inst.id, path.stem, inst.width, inst.height)
+
+
+def _read_json(path: Path, what: str, made_by: str, check: Callable[[Any], object]) -> Any:
+    """JSON that `check` accepts (it raises on a missing key or a bad value), else a clear
+    error naming the file and what it should have been."""
+    try:
+        data = json.loads(path.read_text())
+        check(data)
+    except OSError as e:
+        raise click.BadParameter(f"{path}: cannot read the {what} ({e.strerror})") from None
+    except (ValueError, KeyError, TypeError) as e:
+        raise click.BadParameter(f"{path}: not {made_by} ({type(e).__name__}: {e})") from None
+    return data
+
+
+def _check_plan(plan: dict) -> None:
+    for z in plan["zones"]:
+        int(z["x"]), int(z["y"]), int(z["shards"])
+    plan["instance"], int(plan["hamming"])
+
+
+def _check_estimates(rows: list) -> None:
+    for e in rows:
+        e["instance"], int(e["hamming"]), int(e["x"]), int(e["y"])
+        float(e["corolles"]), float(e["rel_error"])
+
+
+def _read_plan(path: Path) -> dict:
+    """A count plan written by `e2store count-plan`."""
+    return _read_json(path, "plan", "a count plan of `e2store count-plan`", _check_plan)
+
+
+def _read_estimates(path: Path) -> list[dict]:
+    """The rows of an estimates file of `e2store count-estimate -o`."""
+    return _read_json(path, "estimates", "an estimates file of `e2store count-estimate -o`",
+                      _check_estimates)
+
+
+def _shard_spec(value: str) -> tuple[int, int]:
+    try:
+        k, s = (int(v) for v in value.split("/"))
+    except ValueError:
+        raise click.BadParameter(f"bad shard {value!r}: expected K/S such as 0/4") from None
+    if s < 1 or not 0 <= k < s:
+        raise click.BadParameter(f"bad shard {value!r}: expected 0 <= K < S")
+    return k, s
+
+
+_out_option = click.option("--out", "out", required=True,
+                           type=click.Path(file_okay=False, path_type=Path),
+                           help="Directory of the shard records (resumable).")
+
+
+_max_stems_option = click.option(
+    "--max-stems", type=click.FloatRange(min=1), default=None, metavar="N",
+    help="Leave out (uncounted) every zone with more than N stems (hamming h-1 corolles, "
+         "counted first); e.g. 2e9. Default: count every zone.")
+
+
+@click.command("counts")
+@click.argument("instances", nargs=-1, required=True,
+                type=click.Path(dir_okay=False, path_type=Path))
+@instance_options
+@click.option("--hamming", "hammings", type=click.IntRange(min=0), multiple=True,
+              required=True, help="Corolle radius h (repeatable).")
+@click.option("--at", "at", multiple=True, metavar="X,Y|all",
+              help="Cells to count (repeatable); default: every zone's canonical cell.")
+@_out_option
+@click.option("--shard-stems", type=click.IntRange(min=1), default=50_000_000,
+              show_default=True,
+              help="Aim for about this many stems (hamming h-1 corolles) per shard.")
+@click.option("--max-shards", type=click.IntRange(min=1), default=64, show_default=True,
+              help="At most this many shards per zone.")
+@_max_stems_option
+@click.option("--tables", "tables_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Also write corolles_h<h> and seconds_h<h> (.csv, .md) here.")
+@_threads_option
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per zone.")
+def counts(instances: tuple[Path, ...], fmt: str, sides: str | None, size: Size | None,
+           hammings: tuple[int, ...], at: tuple[str, ...], out: Path, shard_stems: int,
+           max_shards: int, max_stems: float | None, tables_dir: Path | None, threads: int,
+           as_json: bool) -> None:
+    """Exact corolle counts per zone, shard by shard; a rerun resumes from the records."""
+    loaded = [(p, load_instance(p, fmt, sides, size)) for p in instances]
+    plans = []
+    if not as_json:
+        click.echo(f"{'board':<22} {'h':>2} {'x':>3} {'y':>3} {'corolles':>28} "
+                   f"{'shards':>6} {'seconds':>10}")
+    for h in hammings:
+        for path, inst in loaded:
+            zones = plan_zones(inst, _cells(inst, h, at), h, shard_stems, max_shards,
+                               None if max_stems is None else int(max_stems))
+            plans.append({"instance": inst.id, "hamming": h, "zones": zones})
+            for zp in zones:
+                x, y, shards = zp["x"], zp["y"], zp["shards"]
+                if shards == 0:
+                    if as_json:
+                        click.echo(json.dumps({"instance": inst.id, "x": x, "y": y,
+                                               "hamming": h, "stems": zp["stems"],
+                                               "uncounted": True}))
+                    else:
+                        click.echo(f"{path.stem:<22} {h:>2} {x:>3} {y:>3} "
+                                   f"{'left out: ' + format(zp['stems'], '.2e') + ' stems':>28}")
+                    continue
+                z = count_zone(out, inst, x, y, h, shards, threads=threads, progress=True)
+                if as_json:
+                    click.echo(json.dumps({"instance": inst.id, "x": x, "y": y, "zone": z.zone,
+                                           "hamming": h, "corolles": z.corolles,
+                                           "stems": z.stems, "shards": shards,
+                                           "resumed": z.resumed,
+                                           "seconds": round(z.seconds, 6)}))
+                else:
+                    click.echo(f"{path.stem:<22} {h:>2} {x:>3} {y:>3} {z.corolles:>28,} "
+                               f"{shards:>6} {z.seconds:>10.2f}")
+    if tables_dir is not None:
+        write_tables(count_tables(out, [(_board(p, i), i) for p, i in loaded], hammings,
+                                  uncounted_zones(plans)), tables_dir)
+
+
+@click.command("count-shard")
+@click.argument("instance", type=click.Path(dir_okay=False, path_type=Path))
+@instance_options
+@click.option("--hamming", type=click.IntRange(min=0), required=True)
+@click.option("--at", "at", required=True, metavar="X,Y", help="The zone's cell.")
+@click.option("--shard", "shard", required=True, metavar="K/S",
+              help="Shard K of S (0-based) of the zone's stem prefixes.")
+@_out_option
+@_threads_option
+@click.option("--json", "as_json", is_flag=True, help="Print the shard's result as JSON.")
+def count_shard_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None,
+                    hamming: int, at: str, shard: str, out: Path, threads: int,
+                    as_json: bool) -> None:
+    """Count one shard of one zone and write its record (skipped when already there)."""
+    inst = load_instance(instance, fmt, sides, size)
+    k, s = _shard_spec(shard)
+    (x, y), = _cells(inst, hamming, (at,))
+    got = run_shard(out, inst, x, y, hamming, k, s, threads=threads, progress=True)
+    line = {"instance": inst.id, "x": x, "y": y, "hamming": hamming, "shard": k, "shards": s,
+            "corolles": got.corolles, "stems": got.stems, "resumed": got.resumed,
+            "seconds": round(got.seconds, 6)}
+    click.echo(json.dumps(line) if as_json else
+               f"({x},{y}) h={hamming} shard {k}/{s}: {got.corolles:,} corolles"
+               f"{' (record already there)' if got.resumed else ''}")
+
+
+@click.command("count-plan")
+@click.argument("instance", type=click.Path(dir_okay=False, path_type=Path))
+@instance_options
+@click.option("--hamming", type=click.IntRange(min=0), required=True)
+@click.option("--shard-stems", type=click.IntRange(min=1), default=50_000_000,
+              show_default=True)
+@click.option("--max-shards", type=click.IntRange(min=1), default=64, show_default=True)
+@_max_stems_option
+@click.option("-o", "output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="JSON plan: every zone's cell, stems and shard count (0: left out).")
+def count_plan(instance: Path, fmt: str, sides: str | None, size: Size | None, hamming: int,
+               shard_stems: int, max_shards: int, max_stems: float | None,
+               output: Path) -> None:
+    """Plan a count table: the zones of the board and the shards of each."""
+    from e2store.store.build import atomic_write_text
+
+    inst = load_instance(instance, fmt, sides, size)
+    zones = plan_zones(inst, _cells(inst, hamming, ()), hamming, shard_stems, max_shards,
+                       None if max_stems is None else int(max_stems))
+    atomic_write_text(output, json.dumps({"instance": inst.id, "hamming": hamming,
+                                          "zones": zones}, indent=1) + "\n")
+
+
+@click.command("count-tables")
+@click.argument("instances", nargs=-1, required=True,
+                type=click.Path(dir_okay=False, path_type=Path))
+@instance_options
+@click.option("--hamming", "hammings", type=click.IntRange(min=0), multiple=True,
+              required=True)
+@_out_option
+@click.option("--plan", "plans", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Count plan(s) of `e2store count-plan` (repeatable): the zones they leave "
+                   "out (0 shards) show as uncounted with their stems, and --require spares "
+                   "them.")
+@click.option("--estimates", "estimates", multiple=True,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Estimates of `e2store count-estimate -o` (repeatable): a zone a --plan "
+                   "leaves out shows its estimate.")
+@click.option("--require", is_flag=True,
+              help="Fail unless every zone of every board (but those a --plan leaves out) has "
+                   "a complete set of shard records.")
+@click.option("-o", "output", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory of the tables.")
+def count_tables_cmd(instances: tuple[Path, ...], fmt: str, sides: str | None,
+                     size: Size | None, hammings: tuple[int, ...], out: Path,
+                     plans: tuple[Path, ...], estimates: tuple[Path, ...], require: bool,
+                     output: Path) -> None:
+    """Write corolles_h<h> and seconds_h<h> tables (.csv, .md) from the shard records."""
+    loaded = [(p, load_instance(p, fmt, sides, size)) for p in instances]
+    left = uncounted_zones(_read_plan(p) for p in plans)
+    est = estimated_zones(e for p in estimates for e in _read_estimates(p))
+    if require:
+        for h in hammings:
+            for _, inst in loaded:
+                done = {(r["x"], r["y"]) for r in zone_records(out, inst.id, h)}
+                spared = left.get((inst.id, h), {})
+                missing = [c for c in _cells(inst, h, ()) if c not in done and c not in spared]
+                if missing:
+                    raise StoreError(
+                        f"{inst.id} h={h}: zone cell(s) "
+                        f"{' '.join(f'{x},{y}' for x, y in missing)} have no complete "
+                        f"set of shard records under {out}; run `e2store counts` or "
+                        f"`e2store count-shard` for them first")
+    for p in write_tables(count_tables(out, [(_board(p, i), i) for p, i in loaded], hammings,
+                                       left, est), output):
+        click.echo(str(p))
+
+
+@click.command("count-estimate")
+@click.argument("instance", type=click.Path(dir_okay=False, path_type=Path))
+@instance_options
+@click.option("--hamming", type=click.IntRange(min=0), required=True)
+@click.option("--at", "at", multiple=True, metavar="X,Y|all",
+              help="Cells to estimate (repeatable); default: every zone's canonical cell.")
+@click.option("--samples", type=click.FloatRange(min=1), default=DEFAULT_SAMPLES,
+              show_default=True, help="Random paths per cell (e.g. 1e8); the standard error "
+              "falls as 1/sqrt(samples).")
+@click.option("--tail", type=click.IntRange(min=0), default=DEFAULT_TAIL, show_default=True,
+              help="Stem levels counted exactly below each path.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--plan", "plan", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Estimate the zones this count plan (`e2store count-plan`) leaves out "
+                   "(0 shards) instead of --at cells.")
+@_threads_option
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per cell.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the estimates as a JSON list here (atomically).")
+def count_estimate_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None,
+                       hamming: int, at: tuple[str, ...], samples: float, tail: int, seed: int,
+                       plan: Path | None, threads: int, as_json: bool,
+                       output: Path | None) -> None:
+    """Estimated corolle counts with standard errors, for zones exact counting cannot reach
+    (e2store.sampling); exact when the sample would cover every path."""
+    inst = load_instance(instance, fmt, sides, size)
+    if plan is not None and at:
+        raise click.UsageError("give --plan or --at cells, not both")
+    cells = _cells(inst, hamming, at)
+    if plan is not None:
+        p = _read_plan(plan)
+        if p["instance"] != inst.id or int(p["hamming"]) != hamming:
+            raise click.BadParameter(f"{plan}: a plan of {p['instance']} at hamming "
+                                     f"{p['hamming']}, not of {inst.id} at hamming {hamming}")
+        cells = sorted(uncounted_zones([p]).get((inst.id, hamming), {}),
+                       key=lambda c: (c[1], c[0]))
+    rows = []
+    if not as_json:
+        click.echo(f"{'x':>3} {'y':>3} {'corolles':>26} {'rel. error':>10} {'samples':>12} "
+                   f"{'seconds':>9}")
+    for x, y in cells:
+        e = estimate_count(inst, x, y, hamming, samples=int(samples), tail=tail, seed=seed,
+                           threads=threads, progress=True)
+        row = {"instance": inst.id, **e.to_dict()}
+        rows.append(row)
+        if as_json:
+            click.echo(json.dumps(row))
+        else:
+            value = f"{e.corolles:,}" if e.exact else f"~{e.corolles:.6e}"
+            err = ("exact" if e.exact else "no hit" if not e.corolles else
+                   f"{100 * e.rel_error:.3f}%")  # no sampled path completed: raise samples
+            click.echo(f"{x:>3} {y:>3} {value:>26} {err:>10} {e.samples:>12,} "
+                       f"{e.seconds:>9.2f}")
+    if output is not None:
+        atomic_write_text(output, json.dumps(rows, indent=1) + "\n")
+
+
+COMMANDS = [counts, count_shard_cmd, count_plan, count_tables_cmd, count_estimate_cmd]

@@ -1,0 +1,207 @@
+"""Solver command: `e2store solve INSTANCE [--scan ...] [--first|--all] [--json] [--save F]`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from e2store.cli.instance import Size, _instance_arg, instance_options, load_instance
+from e2store.errors import SolverError
+from e2store.query.finals import DEFAULT_FINALS_HAMMING, load_finals
+from e2store.solver._unrolled import AUTO_MIN_DEPTHS, KERNELS
+from e2store.solver.search import (
+    DEFAULT_MAX_STORED,
+    SCAN_ORDERS,
+    SolveResult,
+    lowest_corner,
+    read_seed_file,
+    solve,
+    write_solutions,
+)
+
+
+@click.command("solve")
+@_instance_arg
+@instance_options
+@click.option("--scan", default="rowscan", show_default=True, metavar="ORDER|FILE",
+              help=f"Scan order: {', '.join(SCAN_ORDERS)}, or a file of `x y` lines listing "
+              "every cell once.")
+@click.option("--first/--all", "first", default=False,
+              help="Stop at the first solution, or search the whole tree (default).")
+@click.option("--no-symmetry-break", "no_break", is_flag=True,
+              help="Count every solution instead of fixing the lowest corner piece on (0,0) "
+              "(one solution per board rotation class).")
+@click.option("--seed", "seed_file", default=None, metavar="FILE",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Fixed cells, one `x y piece r` per line; implies --no-symmetry-break.")
+@click.option("--save", default=None, metavar="FILE",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the solutions, one row per solution, cells c0.. (index y*W+x) as "
+              "piece*4+r: Parquet, or CSV if FILE ends in .csv.")
+@click.option("--keep", type=click.IntRange(min=0), default=DEFAULT_MAX_STORED,
+              show_default=True, help="Keep (and save) at most this many solutions; all are "
+              "counted and checked.")
+@click.option("--max-nodes", type=click.IntRange(min=1), default=None,
+              help="Stop after this many nodes (the report says the search is incomplete).")
+@click.option("--finals", "finals_store", default=None, metavar="STORE",
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Cut branches that leave a closure region without a compatible corolle; "
+              "the corolles come from this store (`e2store enumerate`).")
+@click.option("--finals-regions", multiple=True, default=("corners",), show_default=True,
+              metavar="corners|X,Y", help="Finals regions: centre cells, repeatable.")
+@click.option("--finals-hamming", type=click.IntRange(min=0), default=DEFAULT_FINALS_HAMMING,
+              show_default=True, help="Hamming of the finals regions' corolles.")
+@click.option("--kernel", type=click.Choice(KERNELS), default="auto", show_default=True,
+              help="Kernel of complete searches: `unrolled` generates and compiles one for "
+              "this search's plan (about 2x the nodes per second, a few seconds to compile "
+              "the first time), `generic` never, `auto` when the search has at least "
+              f"{AUTO_MIN_DEPTHS} free cells.  Counts are the same.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@click.option("--openings", "openings_file", default=None, metavar="FILE",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Solve the subtree of every opening of FILE (`e2store openings`) and merge; "
+              "the symmetry break is the file's.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="With --openings: processes to spread the openings over.")
+@click.option("--shard", default=None, metavar="K/S",
+              help="With --openings: solve only openings i with i % S == K.")
+@click.option("--estimate", "estimate_samples", type=click.IntRange(min=1), default=None,
+              metavar="M", help="Do not search: estimate the nodes, solutions and time of "
+              "this search from M random prefixes searched to the end (exact when M covers "
+              "every prefix).")
+@click.option("--estimate-seed", type=int, default=0, show_default=True,
+              help="With --estimate: the random seed of the sample.")
+@click.option("--estimate-depth", type=click.IntRange(min=0), default=None, metavar="K",
+              help="With --estimate: sample the prefixes of the first K free cells (default: "
+              "the first depth with 10 M of them); deeper makes each sampled subtree smaller, "
+              "which big boards need.")
+def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
+              first: bool, no_break: bool, seed_file: Path | None, save: Path | None,
+              keep: int, max_nodes: int | None, as_json: bool, openings_file: Path | None = None,
+              workers: int = 1, shard: str | None = None, estimate_samples: int | None = None,
+              estimate_seed: int = 0, estimate_depth: int | None = None,
+              kernel: str = "auto", **finals) -> None:
+    """Solve a puzzle by backtracking and report nodes, solutions and times.
+
+    A node is one piece placed.  Progress goes to stderr on long runs; Ctrl-C stops the
+    search and reports what was found so far (exit code 130).  `--estimate M` sizes the
+    search first (e2store.estimate), in seconds rather than hours.
+    """
+    ctx = click.get_current_context()
+    if estimate_samples is not None:
+        given = [f"--{k.replace('_', '-')}" for k in ("first", "save", "max_nodes",
+                                                       "openings_file", "finals_store")
+                 if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT]
+        if given:
+            raise click.UsageError(f"--estimate takes no {', '.join(given)}")
+        _estimate(instance, fmt, sides, size, scan, no_break, seed_file, estimate_samples,
+                  estimate_seed, estimate_depth, as_json, kernel)
+        return
+    for k in ("estimate_seed", "estimate_depth"):
+        if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT:
+            raise click.UsageError(f"--{k.replace('_', '-')} needs --estimate M")
+    given = [f"--{k.replace('_', '-')}" for k in ("finals_regions", "finals_hamming")
+             if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT]
+    if given and not finals.get("finals_store"):
+        raise click.UsageError(f"{', '.join(given)} needs --finals STORE")
+    inst = load_instance(instance, fmt, sides, size)
+    fin = (load_finals(finals["finals_store"], inst, list(finals["finals_regions"]),
+                       finals["finals_hamming"]) if finals.get("finals_store") else None)
+    if openings_file is not None:
+        from e2store.cli.openings import solve_with_openings
+
+        if seed_file is not None or no_break or max_nodes is not None:
+            raise SolverError("--openings takes neither --seed, --no-symmetry-break nor "
+                              "--max-nodes (the openings file sets seeds and symmetry)")
+        solve_with_openings(inst, openings_file, workers, scan, first, shard, save, keep,
+                            as_json, finals=fin, kernel=kernel)
+        return
+    if workers != 1 or shard is not None:
+        raise SolverError("--workers and --shard need --openings FILE")
+    seed = read_seed_file(seed_file) if seed_file is not None else None
+    symmetry_break = not no_break and seed is None
+    result = solve(inst, scan, first=first, symmetry_break=symmetry_break, seed=seed,
+                   max_stored=keep, node_limit=max_nodes, progress=True,
+                   stop_on_interrupt=True, finals=fin, kernel=kernel)
+    if save is not None:
+        write_solutions(save, result.boards, inst, result.scan)
+    if as_json:
+        d = result.to_dict()
+        if save is not None:
+            d["saved"] = str(save)
+        click.echo(json.dumps(d))
+    else:
+        click.echo(format_report(result, inst_name=inst.name, corner=_corner(inst, result),
+                                 save=save))
+    if result.solutions > result.stored and save is not None:
+        click.echo(f"e2store: warning: {result.solutions} solutions found, {result.stored} "
+                   f"saved (raise --keep to save more)", err=True)
+    if result.interrupted:
+        sys.exit(130)
+
+
+def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
+              no_break: bool, seed_file: Path | None, samples: int, rng_seed: int,
+              depth: int | None, as_json: bool, kernel: str = "auto") -> None:
+    """`solve --estimate M`: print the estimated size of the search."""
+    from e2store.solver.estimate import estimate
+
+    inst = load_instance(instance, fmt, sides, size)
+    seed = read_seed_file(seed_file) if seed_file is not None else None
+    est = estimate(inst, scan, samples=samples, symmetry_break=not no_break and seed is None,
+                   seed=seed, rng_seed=rng_seed, depth=depth, progress=True, kernel=kernel)
+    if as_json:
+        click.echo(json.dumps(est.to_dict()))
+        return
+    corner = _corner(inst, est)
+    how = ("exact: every prefix searched" if est.exact else
+           f"{est.sampled:,} of them sampled (seed {est.rng_seed}), +- one standard error")
+    click.echo("\n".join([
+        f"instance   {inst.name} ({est.width}x{est.height}), scan {est.scan}",
+        f"symmetry   {'broken: ' + corner if corner else 'none (every solution counted)'}",
+        f"prefixes   {est.prefixes:,} at depth {est.depth} ({est.prefix_nodes:,} nodes); {how}",
+        f"nodes      {est.nodes:.4g} +- {est.nodes_stderr:.2g}",
+        f"solutions  {est.solutions:,.1f} +- {est.solutions_stderr:,.1f}",
+        f"time       ~{est.seconds:,.1f} s in one process "
+        f"({est.nodes / max(est.seconds, 1e-9) / 1e6:,.1f} M nodes/s, the rate measured here)",
+    ]))
+
+
+def _corner(inst, result) -> str | None:
+    if not result.symmetry_break:
+        return None
+    piece, r = lowest_corner(inst)
+    where = "(0,0)" if inst.width == inst.height else "(0,0) or (W-1,0)"
+    return f"piece {piece} fixed on {where}"
+
+
+def format_report(r: SolveResult, inst_name: str, corner: str | None = None,
+                  save: Path | None = None) -> str:
+    """The human-readable report of a search: a few aligned lines."""
+    state = ("interrupted" if r.interrupted else "complete" if r.complete and not r.first_only
+             else "stopped at the first solution" if r.complete else "node limit reached")
+    lines = [
+        f"instance   {inst_name} ({r.width}x{r.height}), scan {r.scan}",
+        f"symmetry   {'broken: ' + corner if corner else 'none (every solution counted)'}"
+        + (f", {r.seeded_cells} seeded cells" if r.seeded_cells else ""),
+        f"solutions  {r.solutions:,} ({state})",
+    ]
+    if r.first_nodes is not None:
+        lines.append(f"first      after {r.first_nodes:,} nodes, {r.first_seconds:.3f} s")
+    else:
+        lines.append("first      none")
+    lines.append(f"nodes      {r.nodes:,} in {r.seconds:.3f} s "
+                 f"({r.nodes_per_second / 1e6:,.1f} M nodes/s)")
+    if r.cuts is not None:
+        regions = " ".join(f"({x},{y}):{c:,}" for (x, y), c in zip(r.finals_regions or [],
+                                                                     r.cuts, strict=True))
+        lines.append(f"finals     hamming {r.finals_hamming}, cuts {regions}")
+    if save is not None:
+        lines.append(f"saved      {r.stored:,} solutions to {save}")
+    return "\n".join(lines)
+
+
+COMMANDS = [solve_cmd]

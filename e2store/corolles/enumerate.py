@@ -1,0 +1,287 @@
+"""Corolle enumeration: layouts, candidate tables and the public wrappers of the kernels.
+
+`count_corolles` counts the corolles centred on one cell; `iter_corolles` streams them in
+chunks of columns (slot-major arrays), so that a zone of hundreds of millions of corolles
+never has to fit in memory.  Both validate their input, then call `e2store._kernels`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm import tqdm
+
+from e2store.corolles import _kernels
+from e2store.errors import ZoneError
+from e2store.instance.model import Instance
+from e2store.zones.geometry import (
+    OFF_BOARD,
+    corolle_kinds,
+    frontier_layout,
+    inner_neighbours,
+    n_slots,
+)
+
+DEFAULT_CHUNK_ROWS = 1 << 20
+FIRST_CHUNK_ROWS = 1 << 12  # chunks grow x8 from this size up to chunk_rows
+_PAD = 40  # extra elements per output row buffer (see _iter_levels)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the levels (on-board slots) of the corolle centred on (x, y) are, and their joins."""
+
+    width: int
+    height: int
+    x: int
+    y: int
+    hamming: int
+    kinds: np.ndarray  # (S,) grey mask per slot, -1 off board
+    slot_of: np.ndarray  # (L,) slot of each level
+    own1: np.ndarray  # (L,) side of the level touching its first inner neighbour, -1
+    own2: np.ndarray
+    nb1: np.ndarray  # (L,) level of the first inner neighbour, -1
+    nb2: np.ndarray
+    front_level: np.ndarray  # (F,) level of each frontier side's cell, -1 off board
+    front_side: np.ndarray  # (F,) side index of each frontier side
+
+    @property
+    def n_levels(self) -> int:
+        return int(self.slot_of.shape[0])
+
+    @property
+    def n_slots(self) -> int:
+        return int(self.kinds.shape[0])
+
+    @property
+    def n_frontier(self) -> int:
+        return int(self.front_side.shape[0])
+
+    def truncated(self, k: int) -> Layout:
+        """The layout of the first k levels only, with levels as slots and no frontier."""
+        idx = np.arange(k, dtype=np.int64)
+        none = np.zeros(0, dtype=np.int64)
+        return Layout(self.width, self.height, self.x, self.y, self.hamming, self.kinds[:0],
+                      idx, self.own1[:k], self.own2[:k], self.nb1[:k], self.nb2[:k], none, none)
+
+
+def corolle_layout(width: int, height: int, x: int, y: int, hamming: int) -> Layout:
+    """Build the level layout of the hamming-h corolle centred on (x, y) of a W x H board."""
+    if not (0 <= x < width and 0 <= y < height):
+        raise ZoneError(
+            f"cell ({x}, {y}) is off the {width}x{height} board "
+            f"(expected 0 <= x < {width} and 0 <= y < {height})"
+        )
+    if hamming < 0:
+        raise ZoneError(f"hamming {hamming} is negative (expected h >= 0)")
+    kinds = corolle_kinds(width, height, x, y, hamming)
+    slot_of = np.nonzero(kinds != OFF_BOARD)[0].astype(np.int64)
+    level_of = np.full(n_slots(hamming), -1, dtype=np.int64)
+    level_of[slot_of] = np.arange(len(slot_of))
+    nbs = inner_neighbours(hamming)
+    L = len(slot_of)
+    own1, own2, nb1, nb2 = (np.full(L, -1, dtype=np.int64) for _ in range(4))
+    for lv, slot in enumerate(slot_of):
+        for j, (nslot, side) in enumerate(nbs[slot]):
+            # an on-board cell's inner neighbours lie between it and the centre: on the board
+            assert level_of[nslot] >= 0
+            (own1 if j == 0 else own2)[lv] = side
+            (nb1 if j == 0 else nb2)[lv] = level_of[nslot]
+    fslots, fsides = frontier_layout(hamming)
+    return Layout(width, height, x, y, hamming, kinds, slot_of, own1, own2, nb1, nb2,
+                  level_of[fslots].astype(np.int64), np.asarray(fsides, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class CandidateTable:
+    """Pre-rotated placements per level, bucketed by the colours the level must match."""
+
+    base: np.ndarray  # (L,) first bucket of each level's class
+    bstart: np.ndarray  # (B+1,) bucket starts into cands
+    cands: np.ndarray  # packed placements piece*4+r, ascending inside a bucket
+    colours: np.ndarray  # (4n, 4) colour shown by placement c on side s
+    n_colours: int
+    n_pieces: int
+
+
+def candidate_table(instance: Instance, layout: Layout) -> CandidateTable:
+    """Bucket every placement by (cell kind, touching sides, colours shown there)."""
+    colours = instance.rotated_table()
+    n_place = colours.shape[0]
+    C = instance.n_colours
+    grey = (colours == 0).astype(np.int64) @ (1 << np.arange(4))
+    classes: dict[tuple[int, int, int], int] = {}
+    base = np.empty(layout.n_levels, dtype=np.int64)
+    parts_counts: list[np.ndarray] = []
+    parts_cands: list[np.ndarray] = []
+    for lv in range(layout.n_levels):
+        key = (int(layout.kinds[layout.slot_of[lv]]), int(layout.own1[lv]), int(layout.own2[lv]))
+        if key not in classes:
+            mask, s1, s2 = key
+            sel = np.nonzero(grey == mask)[0]
+            k = np.zeros(len(sel), dtype=np.int64)
+            if s1 >= 0:
+                k += colours[sel, s1].astype(np.int64) * C
+            if s2 >= 0:
+                k += colours[sel, s2]
+            order = np.argsort(k, kind="stable")
+            parts_cands.append(sel[order])
+            parts_counts.append(np.bincount(k, minlength=C * C))
+            classes[key] = len(classes)
+        base[lv] = classes[key] * C * C
+    counts = np.concatenate(parts_counts) if parts_counts else np.zeros(0, dtype=np.int64)
+    bstart = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=bstart[1:])
+    cands = (np.concatenate(parts_cands) if parts_cands else np.zeros(0)).astype(np.int64)
+    assert n_place == 4 * instance.n_pieces
+    return CandidateTable(base, bstart, cands, colours.astype(np.int64), C, instance.n_pieces)
+
+
+@dataclass(frozen=True)
+class CountResult:
+    """Exact corolle count at one cell, with the search's placements (nodes) and time."""
+
+    x: int
+    y: int
+    hamming: int
+    corolles: int
+    nodes: int
+    seconds: float
+
+
+def _kernel_args(layout: Layout, table: CandidateTable) -> tuple:
+    ns1 = np.where(layout.own1 >= 0, (layout.own1 + 2) % 4, -1)
+    ns2 = np.where(layout.own2 >= 0, (layout.own2 + 2) % 4, -1)
+    return (layout.nb1, ns1, layout.nb2, ns2, table.base, table.n_colours, table.bstart,
+            table.cands, table.colours)
+
+
+def _prefixes(layout: Layout, table: CandidateTable, k: int) -> np.ndarray:
+    """All fillings of the first k levels, (n, k) in depth-first order."""
+    if k == 0:
+        return np.zeros((1, 0), dtype=np.int64)
+    chunks = [np.asarray(c[:k].T) for c, _ in _iter_levels(layout.truncated(k), table)]
+    return np.ascontiguousarray(np.concatenate(chunks)) if chunks else np.zeros((0, k), np.int64)
+
+
+def _choose_prefix_depth(layout: Layout, table: CandidateTable, want: int,
+                         ) -> tuple[np.ndarray, int]:
+    """The shallowest prefix set with at least `want` prefixes (or depth L-1), and the
+    placements made to build it (every partial filling of the prefix levels, dead ends too)."""
+    k, pref, nodes = 0, _prefixes(layout, table, 0), 0
+    while k < layout.n_levels - 1 and len(pref) < want:
+        k += 1
+        pref = _prefixes(layout, table, k)
+        nodes += len(pref)
+    return pref, nodes
+
+
+def count_corolles(instance: Instance, x: int, y: int, hamming: int, *, threads: int = 1,
+                   progress: bool = False) -> CountResult:
+    """Count exactly the hamming-h corolles centred on (x, y), using `threads` threads."""
+    t0 = time.perf_counter()
+    layout = corolle_layout(instance.width, instance.height, x, y, hamming)
+    table = candidate_table(instance, layout)
+    args = _kernel_args(layout, table)
+    L = layout.n_levels
+    prefixes, prefix_nodes = _choose_prefix_depth(layout, table, 64 * max(1, threads))
+    n_batches = min(len(prefixes), 256 * max(1, threads)) or 1
+    batches = np.array_split(prefixes, n_batches) if len(prefixes) else []
+
+    def run(batch: np.ndarray) -> tuple[int, int]:
+        c, n = _kernels.count_prefixes(batch, L, *args, table.n_pieces)
+        return int(c.sum()), int(n.sum())
+
+    total, nodes = 0, prefix_nodes
+    with tqdm(total=len(batches), desc=f"count ({x},{y}) h={hamming}", unit="batch",
+              disable=not progress, delay=1.0, leave=False,
+              mininterval=0.5 if sys.stderr.isatty() else 30.0) as bar:
+        if threads <= 1:
+            results = []
+            for b in batches:
+                results.append(run(b))
+                bar.update()
+        else:
+            with ThreadPoolExecutor(max_workers=threads) as pool:
+                results = []
+                for r in pool.map(run, batches):
+                    results.append(r)
+                    bar.update()
+    for c, n in results:
+        total += c
+        nodes += n
+    return CountResult(x, y, hamming, total, nodes, time.perf_counter() - t0)
+
+
+def _iter_levels(layout: Layout, table: CandidateTable, chunk_rows: int = DEFAULT_CHUNK_ROWS,
+                 prefix: np.ndarray | None = None, nodes_out: list[int] | None = None,
+                 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Run `emit_chunk` to exhaustion, yielding (cells (S, n), frontier (F, n)) copies.
+
+    When given, `nodes_out` receives the number of placements made once the walk ends.
+    """
+    L = layout.n_levels
+    n_pieces = table.n_pieces
+    args = _kernel_args(layout, table)
+    state = np.array([0, 1, 0, 0], dtype=np.int64)
+    pos = np.zeros(L, dtype=np.int64)
+    end = np.zeros(L, dtype=np.int64)
+    placed = np.zeros(L, dtype=np.int64)
+    used = np.zeros(n_pieces, dtype=np.bool_)
+    k = 0
+    if prefix is not None and len(prefix):
+        k = len(prefix)
+        placed[:k] = prefix
+        used[np.asarray(prefix) >> 2] = True
+    if L == 0 or k >= L:
+        return
+    S = max(layout.n_slots, L)
+    rows = min(chunk_rows, FIRST_CHUNK_ROWS)  # small walks should not pay for big buffers
+    while True:
+        # padded rows: column buffers a power of two apart alias in the cache (~25% slower)
+        cells = np.full((S, rows + _PAD), -1, dtype=np.int16)[:, :rows]
+        front = np.full((layout.n_frontier, rows + _PAD), -1, dtype=np.int8)[:, :rows]
+        n = _kernels.emit_chunk(state, pos, end, placed, used, k, L, *args, layout.slot_of,
+                                layout.front_level, layout.front_side, cells, front)
+        if n:
+            yield (cells, front) if n == rows else (cells[:, :n].copy(), front[:, :n].copy())
+        if state[2]:
+            break
+        rows = min(chunk_rows, rows * 8)
+    if nodes_out is not None:
+        nodes_out[:] = [int(state[3])]
+
+
+def iter_corolles(instance: Instance, x: int, y: int, hamming: int, *,
+                  chunk_rows: int = DEFAULT_CHUNK_ROWS, prefix: list[int] | None = None,
+                  ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Stream the corolles at (x, y) in depth-first order as slot-major chunks.
+
+    Yields `(cells, frontier)`: `cells` is (S, n) int16 packed `piece*4+r` per ring-order
+    slot (-1 off the board), `frontier` is (F, n) int8 colours (-1 off the board).
+    `prefix` fixes the placements of the first levels (on-board slots in ring order).
+    """
+    if chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be >= 1, got {chunk_rows}")
+    layout = corolle_layout(instance.width, instance.height, x, y, hamming)
+    table = candidate_table(instance, layout)
+    pre = None if prefix is None else np.asarray(prefix, dtype=np.int64)
+    yield from _iter_levels(layout, table, chunk_rows, pre)
+
+
+def enumerate_corolles(instance: Instance, x: int, y: int, hamming: int,
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """All corolles at (x, y) as row-major arrays: cells (n, S) int16 and frontier (n, F) int8."""
+    layout = corolle_layout(instance.width, instance.height, x, y, hamming)
+    cs, fs = [], []
+    for c, f in iter_corolles(instance, x, y, hamming):
+        cs.append(c.T)
+        fs.append(f.T)
+    if not cs:
+        return (np.zeros((0, layout.n_slots), np.int16), np.zeros((0, layout.n_frontier), np.int8))
+    return np.concatenate(cs), np.concatenate(fs)

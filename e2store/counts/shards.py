@@ -1,0 +1,357 @@
+"""Count tables: exact corolle counts per zone, sharded, checkpointed and resumable.
+
+This stage writes no store.  A zone's count is split into shards, each a contiguous range
+of walk prefixes balanced by the work below them: at hamming 3 the cores and arms of
+`e2store.arms`, else the factorised count of `e2store.factorised` (stems times injective
+choices of the last ring, by Moebius inversion).  Every finished shard leaves a small JSON
+record (written atomically, naming its method), so a killed run resumes where it stopped
+and a cluster can run the shards as separate jobs; the zone's count is the sum of its
+shards' records.  Records live at
+
+    OUT/<instance id>/h<hamming>/<x>-<y>/shard-<k>-of-<S>.json
+
+and the tables (`corolles_h<h>.csv/.md`, `seconds_h<h>.csv/.md`: a row per zone cell, a
+column per board) are built from the records alone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from e2store.corolles import _kernels
+from e2store.corolles.arms import ArmWork, arm_work, count_arm_batches
+from e2store.corolles.enumerate import _kernel_args, corolle_layout
+from e2store.corolles.factorised import (
+    StemWork,
+    balanced_bounds,
+    count_batches,
+    count_factorised,
+    stem_work,
+)
+from e2store.errors import StoreError
+from e2store.instance.model import Instance
+from e2store.reports.tables import (
+    COUNT_FORM,
+    MISSING,
+    Board,
+    Table,
+    Uncounted,
+    board_order,
+    column_labels,
+)
+from e2store.store.build import atomic_write_text
+from e2store.zones.zonemap import zone_map
+
+# bump when a count or its split changes: old records are redone
+METHOD = "factorised-mobius-2"  # stems and the last ring (e2store.factorised)
+ARM_METHOD = "arms-1"  # hamming 3: cores and arms (e2store.arms)
+ARM_HAMMING = 3
+BATCHES_PER_SHARD = 64
+
+
+@dataclass(frozen=True)
+class ShardCount:
+    """The corolles below one shard's stem prefixes."""
+
+    corolles: int
+    stems: int  # stems (cores at hamming 3) with at least one completion
+    seconds: float
+    prefixes: tuple[int, int]  # [start, end) into the zone's prefix list
+    resumed: bool = False  # read back from an earlier run's record
+
+
+@dataclass(frozen=True)
+class ZoneCount:
+    """Exact corolle count of one zone, summed over its shards."""
+
+    instance: str
+    width: int
+    height: int
+    x: int
+    y: int
+    zone: int
+    hamming: int
+    corolles: int
+    stems: int
+    seconds: float  # sum over the shards (CPU-side wall time of each shard)
+    shards: int
+    resumed: int  # shards read back from records
+
+
+def method_of(hamming: int) -> str:
+    """The count method of a hamming (its records carry the name): arms at hamming 3, where
+    they are 5-20 times faster than stems (README, *Count tables*), else stems."""
+    return ARM_METHOD if hamming == ARM_HAMMING else METHOD
+
+
+def _work(instance: Instance, x: int, y: int, hamming: int, shards: int,
+          ) -> StemWork | ArmWork:
+    """The zone's stem (or core) prefixes, at least 64 per shard: enough for a shard's
+    threads to balance (the depth, so the split, depends on `shards` alone)."""
+    if method_of(hamming) == ARM_METHOD:
+        return arm_work(instance, x, y, shards, 1)
+    layout = corolle_layout(instance.width, instance.height, x, y, hamming)
+    return stem_work(instance, layout, shards, 1, symmetric=True)
+
+
+def _prefixes(work: StemWork | ArmWork) -> np.ndarray:
+    return (np.concatenate(work.batches) if work.batches
+            else np.zeros((0, max(work.n_stem, 0)), dtype=np.int64))
+
+
+def shard_bounds(work: StemWork | ArmWork, shards: int) -> np.ndarray:
+    """Split the zone's stem (or core) prefixes into `shards` contiguous ranges of about
+    equal cost.
+
+    The cost of a prefix is the number of stems (cores) below it (walked by counting, the
+    last level counted, not walked), plus one.  Deterministic.
+    """
+    if shards < 1:
+        raise StoreError(f"shards must be >= 1, got {shards}")
+    pref = _prefixes(work)
+    if len(pref) == 0:
+        return np.zeros(shards + 1, dtype=np.int64)
+    if work.n_stem > pref.shape[1]:
+        stem_layout = work.layout.truncated(work.n_stem)
+        weights, _ = _kernels.count_prefixes(pref, work.n_stem,
+                                             *_kernel_args(stem_layout, work.table),
+                                             work.table.n_pieces)
+    else:
+        weights = np.ones(len(pref), dtype=np.int64)
+    return balanced_bounds(weights, shards)
+
+
+def count_shard(instance: Instance, x: int, y: int, hamming: int, shard: int, shards: int,
+                *, threads: int = 1, progress: bool = False) -> ShardCount:
+    """Count the corolles at (x, y) below shard `shard` of `shards` of the stem prefixes."""
+    if not 0 <= shard < shards:
+        raise StoreError(f"shard {shard}/{shards} is out of range (expected 0 <= K < S)")
+    t0 = time.perf_counter()
+    work = _work(instance, x, y, hamming, shards)
+    bounds = shard_bounds(work, shards)
+    lo, hi = int(bounds[shard]), int(bounds[shard + 1])
+    pref = _prefixes(work)[lo:hi]
+    n_batches = min(len(pref), BATCHES_PER_SHARD * max(1, threads))
+    batches = np.array_split(pref, n_batches) if n_batches else []
+    count = count_arm_batches if isinstance(work, ArmWork) else count_batches
+    total, stems = count(work, batches, threads=threads, progress=progress,
+                         desc=f"count ({x},{y}) h={hamming} shard {shard}/{shards}")
+    return ShardCount(total, stems, time.perf_counter() - t0, (lo, hi))
+
+
+def record_path(out: Path, instance_id: str, hamming: int, x: int, y: int, shard: int,
+                shards: int) -> Path:
+    return Path(out) / instance_id / f"h{hamming}" / f"{x}-{y}" / f"shard-{shard}-of-{shards}.json"
+
+
+def _identity(instance: Instance, x: int, y: int, hamming: int, shard: int,
+              shards: int) -> dict:
+    return {"instance": instance.id, "width": instance.width,
+            "height": instance.height, "x": x, "y": y, "hamming": hamming, "shard": shard,
+            "shards": shards, "method": method_of(hamming)}
+
+
+def read_shard(path: Path, identity: dict) -> ShardCount | None:
+    """The shard record at `path` if it is complete and for this very count, else None."""
+    try:
+        rec = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(rec, dict) or any(rec.get(k) != v for k, v in identity.items()):
+        return None
+    try:
+        return ShardCount(int(rec["corolles"]), int(rec["stems"]), float(rec["seconds"]),
+                          (int(rec["prefixes"][0]), int(rec["prefixes"][1])), resumed=True)
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+
+
+def run_shard(out: Path, instance: Instance, x: int, y: int, hamming: int, shard: int,
+              shards: int, *, threads: int = 1, progress: bool = False) -> ShardCount:
+    """Count one shard unless its record is already there; write the record atomically."""
+    identity = _identity(instance, x, y, hamming, shard, shards)
+    path = record_path(out, instance.id, hamming, x, y, shard, shards)
+    done = read_shard(path, identity)
+    if done is not None:
+        return done
+    got = count_shard(instance, x, y, hamming, shard, shards, threads=threads,
+                      progress=progress)
+    rec = {**identity, "corolles": got.corolles, "stems": got.stems,
+           "seconds": round(got.seconds, 6), "prefixes": list(got.prefixes)}
+    atomic_write_text(path, json.dumps(rec, indent=1) + "\n")
+    return got
+
+
+def zone_stems(instance: Instance, x: int, y: int, hamming: int) -> int:
+    """Stems of a hamming-h zone: its hamming h-1 corolles (one thread), the size of the walk."""
+    return count_factorised(instance, x, y, hamming - 1).corolles if hamming >= 1 else 0
+
+
+def shards_for(stems: int, shard_stems: int, max_shards: int) -> int:
+    """Shards for a zone of this many stems: about `shard_stems` each, at least 1, capped."""
+    return int(max(1, min(max_shards, math.ceil(stems / max(1, shard_stems)))))
+
+
+def auto_shards(instance: Instance, x: int, y: int, hamming: int, shard_stems: int,
+                max_shards: int) -> int:
+    """Shards for a zone: about `shard_stems` stems each (the hamming h-1 count), capped."""
+    if hamming < 2:
+        return 1
+    return shards_for(zone_stems(instance, x, y, hamming), shard_stems, max_shards)
+
+
+def plan_zones(instance: Instance, cells: Iterable[tuple[int, int]], hamming: int,
+               shard_stems: int, max_shards: int, max_stems: int | None = None) -> list[dict]:
+    """A count plan's zones: `{x, y, shards, stems}` each (stems from hamming 2 up).
+
+    A zone with more than `max_stems` stems is planned with 0 shards: it is out of this
+    run's reach and stays uncounted (the tables show it with its stems).
+    """
+    zones = []
+    for x, y in cells:
+        if hamming < 2:
+            zones.append({"x": x, "y": y, "shards": 1})
+            continue
+        stems = zone_stems(instance, x, y, hamming)
+        over = max_stems is not None and stems > max_stems
+        zones.append({"x": x, "y": y, "stems": stems,
+                      "shards": 0 if over else shards_for(stems, shard_stems, max_shards)})
+    return zones
+
+
+def uncounted_zones(plans: Iterable[dict]) -> dict[tuple[str, int], dict[tuple[int, int], int]]:
+    """`{(instance id, hamming): {(x, y): stems}}` of the zones plans leave out (0 shards)."""
+    out: dict[tuple[str, int], dict[tuple[int, int], int]] = {}
+    for plan in plans:
+        for z in plan["zones"]:
+            if z["shards"] == 0:
+                key = (plan["instance"], int(plan["hamming"]))
+                out.setdefault(key, {})[(int(z["x"]), int(z["y"]))] = int(z.get("stems", 0))
+    return out
+
+
+def count_zone(out: Path, instance: Instance, x: int, y: int, hamming: int, shards: int, *,
+               threads: int = 1, progress: bool = False) -> ZoneCount:
+    """Count a zone shard by shard (resuming from records), then sum the shards."""
+    zone = zone_map(instance.width, instance.height, hamming).zone_at(x, y).id
+    parts = [run_shard(out, instance, x, y, hamming, k, shards, threads=threads,
+                       progress=progress) for k in range(shards)]
+    return ZoneCount(instance.id, instance.width, instance.height, x, y, zone,
+                     hamming, sum(p.corolles for p in parts), sum(p.stems for p in parts),
+                     sum(p.seconds for p in parts), shards, sum(p.resumed for p in parts))
+
+
+def gather_zone(out: Path, instance: Instance, x: int, y: int, hamming: int,
+                shards: int) -> ZoneCount:
+    """Sum a zone's shard records; every shard must be there (else a clear error)."""
+    missing = []
+    parts = []
+    for k in range(shards):
+        path = record_path(out, instance.id, hamming, x, y, k, shards)
+        got = read_shard(path, _identity(instance, x, y, hamming, k, shards))
+        if got is None:
+            missing.append(k)
+        else:
+            parts.append(got)
+    if missing:
+        raise StoreError(f"zone ({x},{y}) h={hamming} of {instance.id}: shard(s) "
+                         f"{', '.join(map(str, missing))} of {shards} have no complete record "
+                         f"under {Path(out) / instance.id}; run `e2store count-shard "
+                         f"... --at {x},{y} --hamming {hamming} --shard K/{shards}` first")
+    zone = zone_map(instance.width, instance.height, hamming).zone_at(x, y).id
+    return ZoneCount(instance.id, instance.width, instance.height, x, y, zone,
+                     hamming, sum(p.corolles for p in parts), sum(p.stems for p in parts),
+                     sum(p.seconds for p in parts), shards, shards)
+
+
+def zone_cells(instance: Instance, hamming: int) -> list[tuple[int, int]]:
+    """Canonical cells of the board's zones at hamming h, in zone order."""
+    return [(z.x, z.y) for z in zone_map(instance.width, instance.height, hamming).zones]
+
+
+def zone_records(out: Path, instance_id: str, hamming: int) -> Iterator[dict]:
+    """Every complete zone result under OUT for an instance and hamming (summed shards)."""
+    root = Path(out) / instance_id / f"h{hamming}"
+    if not root.is_dir():
+        return
+    for cell_dir in sorted(root.iterdir()):
+        by_shards: dict[int, list[dict]] = {}
+        for p in sorted(cell_dir.glob("shard-*-of-*.json")):
+            try:
+                rec = json.loads(p.read_text())
+            except (OSError, ValueError):
+                continue
+            if rec.get("method") == method_of(hamming):
+                by_shards.setdefault(int(rec["shards"]), []).append(rec)
+        for shards, recs in sorted(by_shards.items(), reverse=True):
+            if sorted(r["shard"] for r in recs) == list(range(shards)):
+                yield {"x": recs[0]["x"], "y": recs[0]["y"], "shards": shards,
+                       "corolles": sum(int(r["corolles"]) for r in recs),
+                       "seconds": sum(float(r["seconds"]) for r in recs)}
+                break
+
+
+def estimated_zones(estimates: Iterable[dict],
+                    ) -> dict[tuple[str, int], dict[tuple[int, int], dict]]:
+    """`{(instance id, hamming): {(x, y): estimate}}` of `e2store count-estimate` rows."""
+    out: dict[tuple[str, int], dict[tuple[int, int], dict]] = {}
+    for e in estimates:
+        out.setdefault((e["instance"], int(e["hamming"])), {})[(int(e["x"]), int(e["y"]))] = e
+    return out
+
+
+def count_tables(out: Path, boards: Iterable[tuple[Board, Instance]],
+                 hammings: Iterable[int],
+                 uncounted: dict[tuple[str, int], dict[tuple[int, int], int]] | None = None,
+                 estimates: dict[tuple[str, int], dict[tuple[int, int], dict]] | None = None,
+                 ) -> list[Table]:
+    """Corolles and seconds tables (a row per zone cell, a column per board) from records.
+
+    `uncounted` (from `uncounted_zones`) names the zones a plan left out: they show as
+    `Uncounted(stems)` instead of MISSING, with the estimate of `estimates` (from
+    `estimated_zones`) when there is one.
+    """
+    uncounted = uncounted or {}
+    estimates = estimates or {}
+    pairs = sorted(boards, key=lambda bi: board_order(bi[0]))
+    cols = tuple(b for b, _ in pairs)
+    labels = column_labels(cols)
+    tables = []
+    for h in hammings:
+        per_board = []
+        cells: set[tuple[int, int]] = set()
+        for board, inst in pairs:
+            zc = set(zone_cells(inst, h))
+            recs = {(r["x"], r["y"]): r for r in zone_records(out, board.instance, h)}
+            per_board.append((zc, recs, uncounted.get((board.instance, h), {}),
+                              estimates.get((board.instance, h), {})))
+            cells |= zc
+        order = tuple(sorted(cells, key=lambda c: (c[1], c[0])))
+        for metric in ("corolles", "seconds"):
+            rows = []
+            for cell in order:
+                row = []
+                for zc, recs, left, est in per_board:
+                    if cell not in zc:
+                        row.append(None)
+                    elif cell in recs:
+                        v = recs[cell][metric]
+                        row.append(int(v) if metric == "corolles" else float(v))
+                    elif cell in left:
+                        e = est.get(cell)
+                        row.append(Uncounted(left[cell]) if e is None else
+                                   Uncounted(left[cell], float(e["corolles"]),
+                                             float(e["rel_error"])))
+                    else:
+                        row.append(MISSING)
+                rows.append(tuple(row))
+            tables.append(Table(metric, h, COUNT_FORM, cols, labels, order,
+                                tuple(rows)))
+    return tables

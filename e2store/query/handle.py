@@ -1,0 +1,374 @@
+"""Query layer: one `connect(STORE)` handle owning an in-process DuckDB connection.
+
+Views (built from the manifest, so only complete partitions are seen):
+
+* `manifest`: one row per (partition, form): instance, hamming, zone, rotation, form, x, y,
+  rows, corolles, nodes, seconds, bytes, files;
+* `zone_stats`: one row per (instance, hamming, zone): canonical cell, member cells,
+  corolles, nodes, seconds and bytes per form;
+* `instances`: id, name, width, height, pieces;
+* `corolles`: flat rows (`s*`, `f*`) with typed partition columns instance, hamming, zone,
+  rotation;
+* `stems`: cartesian rows (`s*`, `corolles`, `c*` lists) with the same partition columns.
+
+Every query returns an Arrow table.  `probe_*` raises a typed error saying what to run;
+`get_*` returns a default instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from e2store.corolles.forms import FORMS, CartesianRows
+from e2store.errors import MissingInstanceError, MissingZoneError, StoreError
+from e2store.instance.formats import read_instance
+from e2store.instance.model import Instance
+from e2store.store.build import MANIFEST, meta_name, read_manifest
+from e2store.zones.geometry import n_frontier, n_slots
+
+_HIVE = "hive_types = {'instance': VARCHAR, 'hamming': INTEGER, 'zone': INTEGER, " \
+        "'rotation': INTEGER}"
+_MANIFEST_SCHEMA = pa.schema([
+    ("instance", pa.string()), ("hamming", pa.int32()), ("zone", pa.int32()),
+    ("rotation", pa.int32()), ("form", pa.string()), ("x", pa.int32()), ("y", pa.int32()),
+    ("cells", pa.int32()), ("canonical_x", pa.int32()), ("canonical_y", pa.int32()),
+    ("rows", pa.int64()), ("corolles", pa.int64()), ("nodes", pa.int64()),
+    ("seconds", pa.float64()), ("bytes", pa.int64()), ("files", pa.int32()),
+])
+
+
+def connect(root: str | Path, database: str = ":memory:") -> CorolleStore:
+    """Open a store for queries (use in `with`); raises StoreError without a manifest."""
+    return CorolleStore(root, database)
+
+
+class CorolleStore:
+    """A store opened for queries: DuckDB views over its Parquet files, Arrow results."""
+
+    def __init__(self, root: str | Path, database: str = ":memory:"):
+        self.root = Path(root).resolve()
+        self.manifest = read_manifest(self.root)
+        self.con = duckdb.connect(database)
+        self._instances: dict[str, Instance] = {}
+        self._create_views()
+
+    # context manager ----------------------------------------------------------------
+    def __enter__(self) -> CorolleStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.con.close()
+
+    # raw SQL ------------------------------------------------------------------------
+    def sql(self, query: str, params: list | None = None) -> pa.Table:
+        """Run SQL over the views; returns an Arrow table."""
+        try:
+            rel = self.con.sql(query, params=params or None)
+            if rel is None:  # a statement without a result (CREATE, SET, ...)
+                return pa.table({})
+            return rel.to_arrow_table()
+        except duckdb.Error as exc:
+            raise StoreError(f"{self.root}: query failed: {exc}") from None
+
+    # views --------------------------------------------------------------------------
+    def _files(self, form: str) -> list[str]:
+        return [str(self.root / p["path"] / f["file"]) for p in self.manifest["partitions"]
+                if p["form"] == form for f in p["files"]]
+
+    def _create_views(self) -> None:
+        parts = self.manifest["partitions"]
+        rows = [{
+            "instance": p["instance"], "hamming": p["hamming"], "zone": p["zone"],
+            "rotation": p["rotation"], "form": p["form"], "x": p["x"], "y": p["y"],
+            "cells": len(p.get("cells", [])), "canonical_x": p["canonical"][0],
+            "canonical_y": p["canonical"][1], "rows": p["rows"], "corolles": p["corolles"],
+            "nodes": p.get("nodes") or 0, "seconds": p["seconds"],
+            "bytes": sum(f["bytes"] for f in p["files"]), "files": len(p["files"]),
+        } for p in parts]
+        self.con.register("_manifest", pa.Table.from_pylist(rows, schema=_MANIFEST_SCHEMA))
+        self.con.execute("CREATE VIEW manifest AS SELECT * FROM _manifest")
+        self.con.execute("""
+            CREATE VIEW zone_stats AS
+            SELECT instance, hamming, zone,
+                   any_value(canonical_x) AS x, any_value(canonical_y) AS y,
+                   sum(cells) FILTER (WHERE form = any_form) AS cells,
+                   max(corolles) FILTER (WHERE rotation = 0) AS corolles,
+                   max(nodes) FILTER (WHERE rotation = 0) AS nodes,
+                   max(seconds) FILTER (WHERE rotation = 0) AS seconds,
+                   sum(bytes) FILTER (WHERE form = 'flat') AS flat_bytes,
+                   sum(bytes) FILTER (WHERE form = 'prefix') AS prefix_bytes,
+                   sum(bytes) FILTER (WHERE form = 'cartesian') AS cartesian_bytes,
+                   list(DISTINCT form ORDER BY form) AS forms
+            FROM (SELECT *, min(form) OVER (PARTITION BY instance, hamming, zone) AS any_form
+                  FROM manifest)
+            GROUP BY instance, hamming, zone
+            ORDER BY instance, hamming, zone""")
+        inst_rows = []
+        for iid in sorted({p["instance"] for p in parts}):
+            inst = self.instance(iid)
+            inst_rows.append({"instance": iid, "name": inst.name, "width": inst.width,
+                              "height": inst.height, "pieces": inst.n_pieces})
+        self.con.register("_instances", pa.Table.from_pylist(
+            inst_rows, schema=pa.schema([("instance", pa.string()), ("name", pa.string()),
+                                         ("width", pa.int32()), ("height", pa.int32()),
+                                         ("pieces", pa.int32())])))
+        self.con.execute("CREATE VIEW instances AS SELECT * FROM _instances")
+        for view, form in (("corolles", "flat"), ("stems", "cartesian")):
+            files = self._files(form)
+            if files:
+                self.con.execute(
+                    f"CREATE VIEW {view} AS SELECT * FROM read_parquet({_sql_list(files)}, "
+                    f"hive_partitioning = true, union_by_name = true, {_HIVE})")
+            else:  # no such partitions yet: an empty view with the partition columns
+                self.con.execute(
+                    f"CREATE VIEW {view} AS SELECT NULL::VARCHAR AS instance, "
+                    f"NULL::INTEGER AS hamming, NULL::INTEGER AS zone, "
+                    f"NULL::INTEGER AS rotation WHERE false")
+
+    # lookups ------------------------------------------------------------------------
+    def instance(self, instance_id: str) -> Instance:
+        """The instance kept in the store; MissingInstanceError if there is none."""
+        if instance_id not in self._instances:
+            path = self.root / f"instance={instance_id}" / "instance.e2s"
+            if not path.exists():
+                known = sorted({p["instance"] for p in self.manifest["partitions"]})
+                raise MissingInstanceError(
+                    f"{self.root}: no instance {instance_id!r} (the store holds "
+                    f"{', '.join(known) or 'none'}; run `e2store enumerate` for it)")
+            self._instances[instance_id] = read_instance(path, format="e2store")
+        return self._instances[instance_id]
+
+    def probe_partition(self, instance: str, hamming: int, zone: int, rotation: int = 0,
+                        form: str = "flat") -> dict:
+        """The manifest entry of a partition; MissingZoneError saying what to run if absent."""
+        for p in self.manifest["partitions"]:
+            if (p["instance"], p["hamming"], p["zone"], p["rotation"], p["form"]) == (
+                    instance, hamming, zone, rotation, form):
+                return p
+        self.instance(instance)  # a missing instance is the clearer error
+        raise MissingZoneError(
+            f"{self.root}: no {form} partition for instance={instance} hamming={hamming} "
+            f"zone={zone} rotation={rotation} (run `e2store enumerate INSTANCE --hamming "
+            f"{hamming} --form {form} --out {self.root}`)")
+
+    def get_partition(self, instance: str, hamming: int, zone: int, rotation: int = 0,
+                      form: str = "flat", default=None):
+        """Like probe_partition, returning `default` when the partition is missing."""
+        try:
+            return self.probe_partition(instance, hamming, zone, rotation, form)
+        except (MissingZoneError, MissingInstanceError):
+            return default
+
+    def zone_stats(self, instance: str | None = None, hamming: int | None = None) -> pa.Table:
+        """Per zone: canonical cell, member cells, corolles, nodes, seconds, bytes per form."""
+        where, params = _where(instance=instance, hamming=hamming)
+        return self.sql(f"SELECT * FROM zone_stats {where}", params)
+
+    def cardinality(self, instance: str, hamming: int, zone: int,
+                    rotation: int = 0) -> pa.Table:
+        """Per slot: how many distinct pieces (and placements) occur in the zone's corolles
+        (the published study's cardinality counter; 0 off the board).  From the cartesian
+        form when present (stems, plus the candidates that have a completion), else from
+        a scan of the flat rows."""
+        stored = self._stored_placements(instance, hamming, zone, rotation)
+        if stored is not None:
+            return stored
+        if self.get_partition(instance, hamming, zone, rotation, "cartesian") is not None:
+            return self._cardinality_cartesian(instance, hamming, zone, rotation)
+        self.probe_partition(instance, hamming, zone, rotation, "flat")
+        parts = []
+        for i in range(n_slots(hamming)):
+            parts.append(f"SELECT {i} AS slot, count(DISTINCT s{i} // 4) AS pieces, "
+                         f"count(DISTINCT s{i}) AS placements FROM sel WHERE s{i} >= 0")
+        sel = ("WITH sel AS (SELECT * FROM corolles WHERE instance = ? AND hamming = ? "
+               "AND zone = ? AND rotation = ?) ")
+        return self.sql(sel + " UNION ALL ".join(parts) + " ORDER BY slot",
+                        [instance, hamming, zone, rotation])
+
+    def _stored_placements(self, instance, hamming, zone, rotation) -> pa.Table | None:
+        """The cardinality from the per-slot placement sets a partition record keeps
+        (written with the partition), or None for a store written without them."""
+        for form in FORMS:
+            part = self.get_partition(instance, hamming, zone, rotation, form)
+            if part is None:
+                continue
+            record = json.loads((self.root / part["path"] / meta_name(form)).read_text())
+            if not record.get("placements"):
+                continue
+            out = {"slot": [], "pieces": [], "placements": []}
+            for i, h in enumerate(record["placements"]):
+                bits = np.unpackbits(np.frombuffer(bytes.fromhex(h), dtype=np.uint8),
+                                     bitorder="little")
+                placed = np.nonzero(bits)[0]
+                out["slot"].append(i)
+                out["pieces"].append(len(np.unique(placed >> 2)))
+                out["placements"].append(len(placed))
+            return pa.table(out)
+        return None
+
+    def _cardinality_cartesian(self, instance, hamming, zone, rotation) -> pa.Table:
+        from e2store.corolles import _kernels
+
+        t = self.sql("SELECT * EXCLUDE (instance, hamming, zone, rotation) FROM stems "
+                     "WHERE instance = ? AND hamming = ? AND zone = ? AND rotation = ?",
+                     [instance, hamming, zone, rotation])
+        if hamming == 0:
+            t = t.rename_columns(["corolles", "c0"])
+        rows = CartesianRows.from_table(t, hamming)
+        s_in = rows.stems.shape[1]
+        seen: list[np.ndarray] = [rows.stems[:, i] for i in range(s_in)]
+        if rows.n_rows:
+            stems_, offs, vals, n_pieces = rows.padded()
+            ok = _kernels.feasible_candidates(stems_, offs, vals, n_pieces)
+            seen += [vals[k, :len(v)][ok[k, :len(v)]] for k, v in enumerate(rows.values)]
+        else:
+            seen += [np.zeros(0, np.int16)] * len(rows.offsets)
+        out = {"slot": [], "pieces": [], "placements": []}
+        for i, col in enumerate(seen):
+            col = col[col >= 0]
+            out["slot"].append(i)
+            out["pieces"].append(len(np.unique(col >> 2)))
+            out["placements"].append(len(np.unique(col)))
+        return pa.table(out)
+
+    def frontier_distribution(self, instance: str, hamming: int, zone: int,
+                              rotation: int = 0) -> pa.Table:
+        """How often each colour occurs at each frontier position (-1: off the board)."""
+        self.probe_partition(instance, hamming, zone, rotation, "flat")
+        cols = ", ".join(f"f{i}" for i in range(n_frontier(hamming)))
+        return self.sql(
+            f"SELECT CAST(substr(position, 2) AS INTEGER) AS position, colour, "
+            f"count(*) AS corolles FROM (UNPIVOT (SELECT {cols} FROM corolles "
+            f"WHERE instance = ? AND hamming = ? AND zone = ? AND rotation = ?) "
+            f"ON {cols} INTO NAME position VALUE colour) GROUP BY ALL ORDER BY ALL",
+            [instance, hamming, zone, rotation])
+
+    def compatible(self, instance: str, hamming: int, zone: int, rotation: int = 0, *,
+                   fixed: Mapping[int, int] | None = None, forbidden: Iterable[int] = (),
+                   limit: int | None = None) -> pa.Table:
+        """The corolles of a zone partition with the given slots fixed (slot -> packed
+        placement `piece*4+r`) and none of the `forbidden` pieces, as flat cell rows.
+
+        Uses the cartesian form when present (filter stems and candidate lists in SQL, then
+        expand only what is left), else a scan of the flat rows.
+        """
+        fixed = {int(k): int(v) for k, v in (fixed or {}).items()}
+        forbidden = sorted({int(p) for p in forbidden})
+        S = n_slots(hamming)
+        for k in fixed:
+            if not 0 <= k < S:
+                raise StoreError(f"slot {k} does not exist at hamming {hamming} "
+                                 f"(expected 0 <= slot < {S})")
+        if self.get_partition(instance, hamming, zone, rotation, "cartesian") is not None:
+            cells = self._compatible_cartesian(instance, hamming, zone, rotation, fixed,
+                                               forbidden)
+            if limit is not None:
+                cells = cells[:limit]
+            return pa.Table.from_arrays([pa.array(cells[:, i]) for i in range(S)],
+                                        names=[f"s{i}" for i in range(S)])
+        self.probe_partition(instance, hamming, zone, rotation, "flat")
+        conds = ["instance = ?", "hamming = ?", "zone = ?", "rotation = ?"]
+        params: list = [instance, hamming, zone, rotation]
+        for k, v in sorted(fixed.items()):
+            conds.append(f"s{k} = ?")
+            params.append(v)
+        if forbidden:
+            flist = ", ".join(str(p) for p in forbidden)
+            conds += [f"(s{i} < 0 OR s{i} // 4 NOT IN ({flist}))" for i in range(S)]
+        cols = ", ".join(f"s{i}" for i in range(S))
+        q = f"SELECT {cols} FROM corolles WHERE {' AND '.join(conds)}"
+        if limit is not None:
+            q += f" LIMIT {int(limit)}"
+        return self.sql(q, params)
+
+    def _compatible_cartesian(self, instance, hamming, zone, rotation, fixed, forbidden):
+        s_in = n_slots(hamming - 1) if hamming > 0 else 0
+        m = 4 * hamming if hamming else 1
+        conds = ["instance = ?", "hamming = ?", "zone = ?", "rotation = ?"]
+        params: list = [instance, hamming, zone, rotation]
+        flist = ", ".join(str(p) for p in forbidden) or "NULL"
+        for k, v in fixed.items():
+            if k < s_in:
+                conds.append(f"s{k} = ?")
+                params.append(v)
+        if forbidden:
+            conds += [f"(s{i} < 0 OR s{i} // 4 NOT IN ({flist}))" for i in range(s_in)]
+        lists = []
+        for j in range(m):
+            slot = s_in + j if hamming else 0
+            if slot in fixed:
+                expr = (f"list_filter(c{j}, lambda v: v = {fixed[slot]} AND "
+                        f"v // 4 NOT IN ({flist}))" if forbidden else
+                        f"list_filter(c{j}, lambda v: v = {fixed[slot]})")
+            elif forbidden:
+                expr = f"list_filter(c{j}, lambda v: v < 0 OR v // 4 NOT IN ({flist}))"
+            else:
+                expr = f"c{j}"
+            lists.append(f"{expr} AS c{j}")
+        stem_cols = "".join(f"s{i}, " for i in range(s_in))
+        inner = (f"SELECT {stem_cols}corolles, {', '.join(lists)} FROM stems "
+                 f"WHERE {' AND '.join(conds)}")
+        nonempty = " AND ".join(f"len(c{j}) > 0" for j in range(m))
+        t = self.sql(f"SELECT * FROM ({inner}) WHERE {nonempty}", params)
+        if hamming == 0:  # the centre is the only ring: its list holds the whole corolle
+            t = t.rename_columns(["corolles", "c0"])
+        rows = CartesianRows.from_table(t, hamming)
+        # exact counts of the filtered lists, then expansion of only what is left
+        counts = _injective_counts(rows)
+        rows = CartesianRows(hamming, rows.stems, counts, rows.offsets, rows.values)
+        return rows.expand() if counts.sum() else np.zeros((0, n_slots(hamming)), np.int16)
+
+    def write_database(self, path: str | Path) -> None:
+        """A DuckDB file with the views (over this store's files) and the small tables."""
+        path = Path(path)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.unlink(missing_ok=True)
+        try:
+            out = duckdb.connect(str(tmp))
+            for name in ("manifest", "zone_stats", "instances"):
+                out.register("_t", self.sql(f"SELECT * FROM {name}"))
+                out.execute(f"CREATE TABLE {name} AS SELECT * FROM _t")
+                out.unregister("_t")
+            for view, form in (("corolles", "flat"), ("stems", "cartesian")):
+                files = self._files(form)
+                if files:
+                    out.execute(f"CREATE VIEW {view} AS SELECT * FROM read_parquet("
+                                f"{_sql_list(files)}, hive_partitioning = true, "
+                                f"union_by_name = true, {_HIVE})")
+            out.close()
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+def _injective_counts(rows: CartesianRows) -> np.ndarray:
+    """Exact completions per row after filtering its lists."""
+    from e2store.corolles import _kernels
+
+    return _kernels.count_cartesian_rows(*rows.padded())
+
+
+def _sql_list(items: list[str]) -> str:
+    """A SQL list literal of strings (quotes doubled)."""
+    return "[" + ", ".join("'" + i.replace("'", "''") + "'" for i in items) + "]"
+
+
+def _where(**kw) -> tuple[str, list]:
+    conds, params = [], []
+    for k, v in kw.items():
+        if v is not None:
+            conds.append(f"{k} = ?")
+            params.append(v)
+    return ("WHERE " + " AND ".join(conds) if conds else ""), params
+
+
+__all__ = ["connect", "CorolleStore", "MANIFEST"]
