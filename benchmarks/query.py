@@ -32,7 +32,8 @@ def main() -> int:
 
     import e2store
     from e2store.instance.formats import read_instance
-    from e2store.store.build import enumerate_zone, write_instance_file, write_manifest
+    from e2store.store.build import enumerate_zone
+    from e2store.store.write import write_instance_file, write_manifest
     from e2store.zones.zonemap import zone_map
 
     path = args.shared / "instances" / "benchmark" / "pieces_6x6.txt"

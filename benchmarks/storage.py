@@ -67,7 +67,8 @@ def main() -> int:
 
     from e2store.corolles.factorised import count_factorised
     from e2store.instance.formats import read_instance
-    from e2store.store.build import enumerate_zone, iter_partition
+    from e2store.store.build import enumerate_zone
+    from e2store.store.read import iter_partition
     from e2store.zones.zonemap import zone_map
 
     cases = [("5x5", 2), ("6x6", 2)]

@@ -11,7 +11,7 @@ from numba.extending import intrinsic
 
 
 @intrinsic
-def _ctpop(typingctx, x):
+def ctpop(typingctx, x):
     """Set bits of a uint64 (LLVM `ctpop`), as int64."""
     sig = types.int64(types.uint64)
 
@@ -24,7 +24,7 @@ def _ctpop(typingctx, x):
 
 
 @intrinsic
-def _cttz(typingctx, x):
+def cttz(typingctx, x):
     """Count trailing zeros of a non-zero uint64 (LLVM `cttz`), as int64."""
     sig = types.int64(types.uint64)
 

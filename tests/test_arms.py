@@ -12,7 +12,7 @@ from helpers import random_instance
 
 from e2store.corolles import _arm_kernels
 from e2store.corolles.arms import METHODS, arm_layout, arm_work, count_by_arms
-from e2store.corolles.enumerate import _choose_prefix_depth, count_corolles
+from e2store.corolles.enumerate import choose_prefix_depth, count_corolles
 from e2store.corolles.factorised import count_factorised
 from e2store.instance.formats import read_instance
 from e2store.zones.geometry import ring_offsets
@@ -66,7 +66,7 @@ def test_kernel_agrees_with_naive_twin(w, h, seed, colours):
         cells = _cells(work.arms, x, y)
         core_layout = work.layout.truncated(work.n_stem)
         for want_prefixes, keep in ((8, 3), (10**9, 12)):
-            pref, _ = _choose_prefix_depth(core_layout, work.table, want_prefixes)
+            pref, _ = choose_prefix_depth(core_layout, work.table, want_prefixes)
             if len(pref) > keep:  # half of them among the prefixes with corolles below
                 some = np.nonzero(_arm_kernels.count_arms(pref, *work.args)[0])[0]
                 pick = rng.choice(some, min(len(some), keep // 2), replace=False)

@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from e2store.bits import _ctpop, _cttz
+from e2store.bits import ctpop, cttz
 
 
 @njit(cache=False)
 def _both(vals):
     out = np.zeros((len(vals), 2), dtype=np.int64)
     for i in range(len(vals)):
-        out[i, 0] = _ctpop(vals[i])
-        out[i, 1] = _cttz(vals[i]) if vals[i] != 0 else -1
+        out[i, 0] = ctpop(vals[i])
+        out[i, 1] = cttz(vals[i]) if vals[i] != 0 else -1
     return out
 
 

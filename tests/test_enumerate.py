@@ -11,12 +11,12 @@ from helpers import random_instance
 
 from e2store.corolles import _kernels
 from e2store.corolles.enumerate import (
-    _kernel_args,
-    _prefixes,
     candidate_table,
     corolle_layout,
     count_corolles,
     enumerate_corolles,
+    kernel_args,
+    level_prefixes,
 )
 from e2store.errors import ZoneError
 from e2store.zones.geometry import (
@@ -86,9 +86,9 @@ def test_count_prefixes_twin():
         level_cells = [(x + int(ring_offsets(h)[s, 0]), y + int(ring_offsets(h)[s, 1]))
                        for s in layout.slot_of]
         for k in (1, 2):
-            pref = _prefixes(layout, table, k)
+            pref = level_prefixes(layout, table, k)
             counts, nodes = _kernels.count_prefixes(pref, layout.n_levels,
-                                                    *_kernel_args(layout, table), inst.n_pieces)
+                                                    *kernel_args(layout, table), inst.n_pieces)
             want = naive.naive_count_prefixes(pieces, 4, 4, x, y, h, level_cells, pref.tolist())
             assert counts.tolist() == want
             assert (nodes >= counts).all()
@@ -177,12 +177,12 @@ def test_emitted_corolles_pass_an_independent_checker():
 
 
 def test_nodes_agree_between_count_and_emit():
-    from e2store.corolles.enumerate import _iter_levels
+    from e2store.corolles.enumerate import walk_chunks
 
     inst = _instance(5, 5, 17, n_frame=3, n_inner=6)
     layout = corolle_layout(5, 5, 1, 2, 2)
     box: list[int] = []
-    n = sum(c.shape[1] for c, _ in _iter_levels(layout, candidate_table(inst, layout), 7,
+    n = sum(c.shape[1] for c, _ in walk_chunks(layout, candidate_table(inst, layout), 7,
                                                 nodes_out=box))
     for threads in (1, 2, 3):
         r = count_corolles(inst, 1, 2, 2, threads=threads)

@@ -86,8 +86,9 @@ def test_every_prefix_depth_gives_the_same_count(h):
     walk), from a depth whose prefixes are parents themselves, down to whole stems (no
     walk); few colours make parents with dead lists and last pieces shared with F."""
     from e2store.corolles import _kernels
-    from e2store.corolles.enumerate import _prefixes, corolle_layout
+    from e2store.corolles.enumerate import corolle_layout
     from e2store.corolles.factorised import stem_work
+    from e2store.counts.shards import _prefixes
 
     inst = _instance(5, 5, 11, 2, 4)
     for x, y in [(2, 2), (1, 0), (0, 0)]:

@@ -15,18 +15,14 @@ from helpers import random_instance
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from e2store import store
 from e2store.cli import main
 from e2store.corolles import _kernels
 from e2store.corolles.enumerate import enumerate_corolles
-from e2store.corolles.forms import (
-    cartesian_rows,
-    frontier_of,
-    prefix_decode,
-    prefix_shared,
-)
+from e2store.corolles.factorised import cartesian_rows
+from e2store.corolles.forms import frontier_of, prefix_decode, prefix_shared
 from e2store.errors import StoreError
 from e2store.instance.formats import read_instance, write_e2store
-from e2store.store import build as store
 from e2store.zones.geometry import n_slots, ring_offsets
 from e2store.zones.zonemap import zone_map
 

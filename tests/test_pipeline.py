@@ -20,6 +20,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from e2store import store
 from e2store.cli import main
 from e2store.corolles.enumerate import count_corolles
 from e2store.errors import StoreError
@@ -29,7 +30,6 @@ from e2store.instance.stats import instance_stats, stats_json
 from e2store.reports.plots import PLOT_METRICS
 from e2store.reports.summary import format_markdown, summarize
 from e2store.reports.tables import METRICS, load_tables, table_csv, table_markdown
-from e2store.store import build as store
 from e2store.store import stages
 from e2store.zones.zonemap import zone_map
 

@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 import e2store
+from e2store import store
 from e2store.cli import main
 from e2store.errors import MissingInstanceError, MissingZoneError, StoreError
 from e2store.instance.model import Instance
-from e2store.store import build as store
 from e2store.zones.zonemap import zone_map
 
 

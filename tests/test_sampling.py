@@ -13,7 +13,7 @@ from helpers import random_instance
 
 from e2store.cli import main
 from e2store.corolles import _kernels
-from e2store.corolles.enumerate import _kernel_args, _prefixes, candidate_table, corolle_layout
+from e2store.corolles.enumerate import candidate_table, corolle_layout, kernel_args, level_prefixes
 from e2store.corolles.factorised import count_factorised
 from e2store.corolles.sampling import estimate_count
 from e2store.instance.formats import read_instance, write_e2store
@@ -30,9 +30,9 @@ def test_sample_paths_agrees_with_naive_twin(w, h, x, y, hamming, k, extra):
     extra = min(extra, lay.n_levels - k)
     table = candidate_table(inst, lay)
     cells = [(x + int(dx), y + int(dy)) for dx, dy in ring_offsets(hamming)[lay.slot_of]]
-    pre = _prefixes(lay, table, k)[:12]
+    pre = level_prefixes(lay, table, k)[:12]
     u = np.random.default_rng(5).random((len(pre), 6, extra))
-    paths, weights = _kernels.sample_paths(pre, u, inst.n_pieces, *_kernel_args(lay, table))
+    paths, weights = _kernels.sample_paths(pre, u, inst.n_pieces, *kernel_args(lay, table))
     want_paths, want_w = naive.naive_sample_paths(pieces, w, h, cells, pre.tolist(), u.tolist())
     assert weights.tolist() == want_w
     assert any(v > 0 for v in want_w)

@@ -10,11 +10,12 @@ import pytest
 from click.testing import CliRunner
 from helpers import random_instance
 
+from e2store import store
 from e2store.cli import main
+from e2store.corolles import placements
 from e2store.corolles.enumerate import count_corolles
 from e2store.errors import StoreError
 from e2store.instance.formats import write_e2store
-from e2store.store import build as store
 from e2store.store import stages
 from e2store.zones.zonemap import zone_map
 
@@ -252,7 +253,7 @@ def test_every_record_keeps_the_exact_placement_sets(board, reference, tmp_path,
                     for f in FORMS:
                         rec = json.loads((store.partition_dir(st_root, board.id, 2, z.id, r)
                                           / store.meta_name(f)).read_text())
-                        got = store.placements_from_hex(rec["placements"], board.n_pieces)
+                        got = placements.placements_from_hex(rec["placements"], board.n_pieces)
                         assert np.array_equal(got[:, :-1], want[:, :-1]), (z.id, r, f)
                     card = st.cardinality(board.id, 2, z.id, r).to_pylist()
                     assert [c["placements"] for c in card] == want[:, :-1].sum(1).tolist()
@@ -268,9 +269,9 @@ def test_mark_placements_kernel_agrees_with_its_twin():
         cells = rng.integers(-1, m + 3, size=(s, n)).astype(np.int16)
         seen = np.zeros((s + 1, m), dtype=bool)
         seen[-1, 0] = True  # marks already set stay set
-        store.mark_placements(seen, cells)
+        placements.mark_placements(seen, cells)
         want = naive_placement_sets(cells.tolist(), m)
         assert [set(np.nonzero(r)[0].tolist()) for r in seen[:s]] == want
         assert seen[-1].tolist() == [True] + [False] * (m - 1)
     with pytest.raises(ValueError, match="do not fit"):
-        store.mark_placements(np.zeros((2, 4), bool), np.zeros((3, 1), np.int16))
+        placements.mark_placements(np.zeros((2, 4), bool), np.zeros((3, 1), np.int16))

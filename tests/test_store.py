@@ -16,12 +16,12 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from e2store import store
 from e2store.corolles.enumerate import count_corolles, enumerate_corolles
 from e2store.errors import StoreError
 from e2store.instance.formats import read_instance
 from e2store.instance.generate import generate_instance
 from e2store.instance.model import Instance
-from e2store.store import build as store
 from e2store.zones.zonemap import zone_map
 
 

@@ -11,6 +11,7 @@ import naive
 import pytest
 from click.testing import CliRunner
 
+from e2store import store
 from e2store.cli import main
 from e2store.errors import StoreError
 from e2store.instance.formats import read_instance
@@ -27,7 +28,6 @@ from e2store.reports.tables import (
     table_markdown,
     write_tables,
 )
-from e2store.store import build as store
 from e2store.zones.zonemap import zone_map
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

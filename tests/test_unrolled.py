@@ -69,7 +69,7 @@ def test_record_and_check_depths_are_generated():
         inst = random_instance(4, 4, 0, n_frame=2, n_inner=3)  # as in the twin test
         plan = build_plan(inst, scan_order(scan, 4, 4), {})
         text = U.source(plan)
-        kinds |= {"bits" for _ in [0] if "_cttz" in text.split("def f0")[1]}
+        kinds |= {"bits" for _ in [0] if "cttz" in text.split("def f0")[1]}
         kinds |= {"multi" for _ in [0] if "in range(rfirst[" in text}
         kinds |= {"records" for _ in [0] if "in range(bstart[" in text}
         kinds |= {"checks" for _ in [0] if " != " in text}

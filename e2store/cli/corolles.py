@@ -16,9 +16,11 @@ from tqdm import tqdm
 from e2store.cli.instance import Size, _instance_arg, _size_cb, instance_options, load_instance
 from e2store.corolles.enumerate import count_corolles
 from e2store.corolles.factorised import count_factorised
-from e2store.corolles.forms import FORMS
 from e2store.errors import ZoneError
-from e2store.store.build import enumerate_store, read_manifest, read_partition, write_flat_file
+from e2store.store.build import enumerate_store
+from e2store.store.layout import FORMS
+from e2store.store.read import read_manifest, read_partition
+from e2store.store.write import write_flat_file
 from e2store.zones.zonemap import ZoneMap, expected_zone_count, zone_map
 
 

@@ -201,7 +201,7 @@ def count_plan(instance: Path, fmt: str, sides: str | None, size: Size | None, h
                shard_stems: int, max_shards: int, max_stems: float | None,
                output: Path) -> None:
     """Plan a count table: the zones of the board and the shards of each."""
-    from e2store.store.build import atomic_write_text
+    from e2store.files import atomic_write_text
 
     inst = load_instance(instance, fmt, sides, size)
     zones = plan_zones(inst, _cells(inst, hamming, ()), hamming, shard_stems, max_shards,

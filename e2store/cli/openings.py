@@ -20,7 +20,7 @@ from e2store.solver.openings import (
     write_openings,
 )
 from e2store.solver.search import write_solutions
-from e2store.store.build import FORMS
+from e2store.store.layout import FORMS
 
 
 @click.command("openings")

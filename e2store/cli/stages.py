@@ -17,11 +17,10 @@ from tqdm import tqdm
 
 from e2store.cli.corolles import _hamming_option, _threads_option, progress_interval
 from e2store.cli.instance import Size, _instance_arg, instance_options, load_instance
-from e2store.corolles.forms import FORMS
 from e2store.errors import ZoneError
 from e2store.files import atomic_write_text
 from e2store.instance.model import Instance
-from e2store.store.build import PartitionResult
+from e2store.store.layout import FORMS
 from e2store.store.stages import (
     MAX_SHARDS,
     encode_partitions,
@@ -30,6 +29,7 @@ from e2store.store.stages import (
     plan_zones,
     rotate_partition,
 )
+from e2store.store.write import PartitionResult
 from e2store.zones.zonemap import Zone, zone_map
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 
-from e2store.corolles.forms import FORMS
+from e2store.files import atomic_write_text
 from e2store.instance.formats import read_instance
 from e2store.reports.summary import format_markdown, summarize
 from e2store.reports.tables import load_tables, write_tables
-from e2store.store.build import atomic_write_text
+from e2store.store.layout import FORMS
 
 
 def _instance_id(value: str) -> str:

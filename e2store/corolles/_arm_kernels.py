@@ -37,8 +37,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from e2store.bits import _ctpop, _cttz
-from e2store.corolles._kernels import INT_LIMIT, _bucket, _flip, _has
+from e2store.bits import ctpop, cttz
+from e2store.corolles._kernels import INT_LIMIT, bucket, flip_piece, has_piece
 
 PIECE_BITS = 11  # bits per piece in a subset key: piece id + 1 < 2048
 MAX_PIECES = (1 << PIECE_BITS) - 1
@@ -93,16 +93,16 @@ def _arm_configs(placed, ubits, arm_tip, arm_nleaf, arm_leaf, nb1, ns1, nb2, ns2
             arm[1, a] = 1
             continue
         nl = arm_nleaf[a]
-        key = _bucket(tl, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+        key = bucket(tl, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
         for ti in range(bstart[key], bstart[key + 1]):
             t = cands[ti]
             tp = t >> 2
-            if _has(ubits, tp):
+            if has_piece(ubits, tp):
                 continue
             placed[tl] = t
             empty = False
             for j in range(nl):
-                lk = _bucket(arm_leaf[a, j], placed, nb1, ns1, nb2, ns2, base, n_colours,
+                lk = bucket(arm_leaf[a, j], placed, nb1, ns1, nb2, ns2, base, n_colours,
                              colours)
                 lo[j] = bstart[lk]
                 hi[j] = bstart[lk + 1]
@@ -117,7 +117,7 @@ def _arm_configs(placed, ubits, arm_tip, arm_nleaf, arm_leaf, nb1, ns1, nb2, ns2
                 s[0] = tp
                 for j in range(nl):
                     p = cands[idx[j]] >> 2
-                    if _has(ubits, p):
+                    if has_piece(ubits, p):
                         ok = False
                         break
                     for i in range(m):
@@ -339,17 +339,17 @@ def _count_bits(work, gen):
         for w0 in range(wb):
             m = av[0, w0]
             while m != 0:
-                j = w0 * 64 + _cttz(m)
+                j = w0 * 64 + cttz(m)
                 m &= m - np.uint64(1)
                 _and_not(av, 3, 1, bits, bgen, gen, xc, cfg, clen, sb + j, wc)
                 _and_not(av, 4, 2, bits, bgen, gen, xd, cfg, clen, sb + j, wd)
                 for w1 in range(wc):
                     mc = av[3, w1]
                     while mc != 0:
-                        k = w1 * 64 + _cttz(mc)
+                        k = w1 * 64 + cttz(mc)
                         mc &= mc - np.uint64(1)
                         for w in range(wd):
-                            total += _ctpop(av[4, w] & ~md[k, w])
+                            total += ctpop(av[4, w] & ~md[k, w])
     return total
 
 
@@ -426,7 +426,7 @@ def count_arms(prefixes, n_core, arm_tip, arm_nleaf, arm_leaf, nb1, ns1, nb2, ns
         ubits[:] = 0
         for j in range(k):
             placed[j] = prefixes[b, j]
-            _flip(ubits, placed[j] >> 2)
+            flip_piece(ubits, placed[j] >> 2)
         if k == n_core:
             got, work = _core_count_grow(placed, ubits, arm_tip, arm_nleaf, arm_leaf, nb1,
                                          ns1, nb2, ns2, base, n_colours, bstart, cands,
@@ -437,7 +437,7 @@ def count_arms(prefixes, n_core, arm_tip, arm_nleaf, arm_leaf, nb1, ns1, nb2, ns
         cnt = 0
         nc = 0
         level = k
-        key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+        key = bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
         pos[level] = bstart[key]
         end[level] = bstart[key + 1]
         while True:
@@ -445,19 +445,19 @@ def count_arms(prefixes, n_core, arm_tip, arm_nleaf, arm_leaf, nb1, ns1, nb2, ns
                 level -= 1
                 if level < k:
                     break
-                _flip(ubits, placed[level] >> 2)
+                flip_piece(ubits, placed[level] >> 2)
                 continue
             c = cands[pos[level]]
             pos[level] += 1
-            if _has(ubits, c >> 2):
+            if has_piece(ubits, c >> 2):
                 continue
             placed[level] = c
-            _flip(ubits, c >> 2)
+            flip_piece(ubits, c >> 2)
             if level + 1 == n_core:
                 got, work = _core_count_grow(placed, ubits, arm_tip, arm_nleaf, arm_leaf, nb1,
                                              ns1, nb2, ns2, base, n_colours, bstart, cands,
                                              colours, work, n_pieces, method)
-                _flip(ubits, c >> 2)
+                flip_piece(ubits, c >> 2)
                 if got < 0 or float(cnt) + float(got) > INT_LIMIT:
                     cnt = -1
                     break
@@ -466,7 +466,7 @@ def count_arms(prefixes, n_core, arm_tip, arm_nleaf, arm_leaf, nb1, ns1, nb2, ns
                     nc += 1
                 continue
             level += 1
-            key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+            key = bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
             pos[level] = bstart[key]
             end[level] = bstart[key + 1]
         counts[b] = cnt

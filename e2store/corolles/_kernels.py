@@ -18,11 +18,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from e2store.bits import _ctpop
+from e2store.bits import ctpop
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours):
+def bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours):
     key = base[level]
     a = nb1[level]
     if a >= 0:
@@ -57,7 +57,7 @@ def count_prefixes(prefixes, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bsta
         cnt = 0
         nd = 0
         if k == last:
-            key = _bucket(last, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+            key = bucket(last, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
             for t in range(bstart[key], bstart[key + 1]):
                 if not used[cands[t] >> 2]:
                     cnt += 1
@@ -65,7 +65,7 @@ def count_prefixes(prefixes, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bsta
             nodes[b] = cnt
             continue
         level = k
-        key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+        key = bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
         pos[level] = bstart[key]
         end[level] = bstart[key + 1]
         while True:
@@ -83,7 +83,7 @@ def count_prefixes(prefixes, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bsta
             nd += 1
             if level + 1 == last:
                 used[c >> 2] = True
-                key = _bucket(last, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+                key = bucket(last, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
                 for t in range(bstart[key], bstart[key + 1]):
                     if not used[cands[t] >> 2]:
                         cnt += 1
@@ -91,7 +91,7 @@ def count_prefixes(prefixes, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bsta
                 continue
             used[c >> 2] = True
             level += 1
-            key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+            key = bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
             pos[level] = bstart[key]
             end[level] = bstart[key + 1]
         counts[b] = cnt
@@ -121,7 +121,7 @@ def emit_chunk(state, pos, end, placed, used, start_level, n_levels, nb1, ns1, n
     if state[1] == 1:
         state[1] = 0
         level = start_level
-        key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+        key = bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
         pos[level] = bstart[key]
         end[level] = bstart[key + 1]
     while True:
@@ -151,7 +151,7 @@ def emit_chunk(state, pos, end, placed, used, start_level, n_levels, nb1, ns1, n
             continue
         used[c >> 2] = True
         level += 1
-        key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+        key = bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
         pos[level] = bstart[key]
         end[level] = bstart[key + 1]
     state[0] = level
@@ -259,7 +259,7 @@ def _list_blocks(i, m, eff, sizes, keys, hbits, pwt, unit, nb, scratch):
         for w in range(nw):
             v = band[d, w] & eff[j, w]
             band[d + 1, w] = v
-            g += _ctpop(v)
+            g += ctpop(v)
         if g == 0:
             continue
         elem[d + 1] = j
@@ -270,7 +270,7 @@ def _list_blocks(i, m, eff, sizes, keys, hbits, pwt, unit, nb, scratch):
                 hv = band[d + 1, w] & hun[d + 1, w]
                 while hv:
                     lowb = hv & (~hv + np.uint64(1))
-                    p = w * 64 + _ctpop(lowb - np.uint64(1))
+                    p = w * 64 + ctpop(lowb - np.uint64(1))
                     prod = 1
                     for t in range(d + 2):
                         if keys[elem[t]] >= 0:
@@ -325,7 +325,7 @@ def _component_product(m, sizes, scratch, wmask):
         seen |= cmask
         if cmask == np.int64(1) << start:
             part = sizes[start]
-        elif blast[start] - bfirst[start] == 2 and _ctpop(np.uint64(cmask)) == 2:
+        elif blast[start] - bfirst[start] == 2 and ctpop(np.uint64(cmask)) == 2:
             other = sizes[_lowest(cmask ^ (np.int64(1) << start))]
             if float(sizes[start]) * other > INT_LIMIT:
                 return -1
@@ -446,12 +446,12 @@ def _fill_list(i, key, ubits, bstart, pbits, hbits, pwt, unit, eff):
         hit = v & ubits[w]
         eff[i, w] = v ^ hit
         if hit:
-            s -= _ctpop(hit)
+            s -= ctpop(hit)
             if not unit:
                 hit &= hbits[key, w]
                 while hit:
                     low = hit & (~hit + np.uint64(1))
-                    s -= pwt[key, w * 64 + _ctpop(low - np.uint64(1))] - 1
+                    s -= pwt[key, w * 64 + ctpop(low - np.uint64(1))] - 1
                     hit ^= low
     return s
 
@@ -472,7 +472,7 @@ def _outer_ring_mobius(placed, ubits, n_stem, n_levels, nb1, ns1, nb2, ns2, base
     keys = ints[0]
     sizes = ints[1]
     for i in range(m):
-        key = _bucket(n_stem + i, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+        key = bucket(n_stem + i, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
         keys[i] = key
         s = _fill_list(i, key, ubits, bstart, pbits, hbits, pwt, unit, eff)
         if s == 0:
@@ -518,7 +518,7 @@ def _fill_ordered(t0, t1, shift, placed, ubits, n_stem, order, nb1, ns1, nb2, ns
     sizes = scratch[1][1]
     for t in range(t0, t1):
         i = t + shift
-        key = _bucket(n_stem + order[t], placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+        key = bucket(n_stem + order[t], placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
         keys[i] = key
         s = _fill_list(i, key, ubits, bstart, pbits, hbits, pwt, unit, eff)
         if s == 0:
@@ -583,12 +583,12 @@ def _ring_child(placed, ubits, piece, n_stem, m, order, n_v, nb1, ns1, nb2, ns2,
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _has(ubits, p):
+def has_piece(ubits, p):
     return (ubits[p >> 6] >> np.uint64(p & 63)) & np.uint64(1)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _flip(ubits, p):
+def flip_piece(ubits, p):
     ubits[p >> 6] ^= np.uint64(1) << np.uint64(p & 63)
 
 
@@ -617,7 +617,7 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
         ubits[:] = 0
         for j in range(k):
             placed[j] = prefixes[b, j]
-            _flip(ubits, placed[j] >> 2)
+            flip_piece(ubits, placed[j] >> 2)
         cnt = 0
         nst = 0
         if k == n_stem:
@@ -629,7 +629,7 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
             continue
         shadow = 0.0
         level = k
-        key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+        key = bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
         pos[level] = bstart[key]
         end[level] = bstart[key + 1]
         if level == n_stem - 1 and not _ring_parent(
@@ -641,14 +641,14 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
                 level -= 1
                 if level < k:
                     break
-                _flip(ubits, placed[level] >> 2)
+                flip_piece(ubits, placed[level] >> 2)
                 continue
             c = cands[pos[level]]
             pos[level] += 1
-            if _has(ubits, c >> 2):
+            if has_piece(ubits, c >> 2):
                 continue
             placed[level] = c
-            _flip(ubits, c >> 2)
+            flip_piece(ubits, c >> 2)
             if level + 1 == n_stem:
                 got = _ring_child(placed, ubits, c >> 2, n_stem, m, order, n_v, nb1, ns1, nb2,
                                   ns2, base, n_colours, bstart, colours, pbits, hbits, pwt,
@@ -660,10 +660,10 @@ def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_col
                 cnt += got
                 if got > 0:
                     nst += 1
-                _flip(ubits, c >> 2)
+                flip_piece(ubits, c >> 2)
                 continue
             level += 1
-            key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+            key = bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
             pos[level] = bstart[key]
             end[level] = bstart[key + 1]
             if level == n_stem - 1 and not _ring_parent(
@@ -695,25 +695,25 @@ def sample_paths(prefixes, u, n_pieces, nb1, ns1, nb2, ns2, base, n_colours, bst
             ubits[:] = 0
             for i in range(k):
                 placed[i] = prefixes[b, i]
-                _flip(ubits, placed[i] >> 2)
+                flip_piece(ubits, placed[i] >> 2)
             w = 1.0
             for level in range(k, k + extra):
-                key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+                key = bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
                 free = 0
                 for t in range(bstart[key], bstart[key + 1]):
-                    if not _has(ubits, cands[t] >> 2):
+                    if not has_piece(ubits, cands[t] >> 2):
                         free += 1
                 if free == 0:
                     w = 0.0
                     break
                 pick = min(int(u[b, j, level - k] * free), free - 1)
                 for t in range(bstart[key], bstart[key + 1]):
-                    if not _has(ubits, cands[t] >> 2):
+                    if not has_piece(ubits, cands[t] >> 2):
                         if pick == 0:
                             placed[level] = cands[t]
                             break
                         pick -= 1
-                _flip(ubits, placed[level] >> 2)
+                flip_piece(ubits, placed[level] >> 2)
                 w *= free
             weights[row] = w
     return paths, weights
@@ -746,10 +746,10 @@ def cartesian_stems(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colo
         ubits[:] = 0
         for j in range(k):
             placed[j] = prefixes[b, j]
-            _flip(ubits, placed[j] >> 2)
+            flip_piece(ubits, placed[j] >> 2)
         level = k
         if k < n_stem:
-            key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+            key = bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
             pos[level] = bstart[key]
             end[level] = bstart[key + 1]
         while True:
@@ -759,17 +759,17 @@ def cartesian_stems(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colo
                     level -= 1
                     if level < k:
                         break
-                    _flip(ubits, placed[level] >> 2)
+                    flip_piece(ubits, placed[level] >> 2)
                     continue
                 c = cands[pos[level]]
                 pos[level] += 1
-                if _has(ubits, c >> 2):
+                if has_piece(ubits, c >> 2):
                     continue
                 placed[level] = c
-                _flip(ubits, c >> 2)
+                flip_piece(ubits, c >> 2)
                 if level + 1 < n_stem:
                     level += 1
-                    key = _bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
+                    key = bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
                     pos[level] = bstart[key]
                     end[level] = bstart[key + 1]
                     continue
@@ -781,12 +781,12 @@ def cartesian_stems(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colo
                 return
             if got > 0:
                 for i in range(m):
-                    key = _bucket(n_stem + i, placed, nb1, ns1, nb2, ns2, base, n_colours,
+                    key = bucket(n_stem + i, placed, nb1, ns1, nb2, ns2, base, n_colours,
                                   colours)
                     n_i = 0
                     for t in range(bstart[key], bstart[key + 1]):
                         v = cands[t]
-                        if not _has(ubits, v >> 2):
+                        if not has_piece(ubits, v >> 2):
                             if fill:
                                 values_out[i, cursor[i]] = v
                             cursor[i] += 1
@@ -800,7 +800,7 @@ def cartesian_stems(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colo
                 row += 1
             if complete:
                 break
-            _flip(ubits, placed[level] >> 2)
+            flip_piece(ubits, placed[level] >> 2)
     totals[0] = row
     for i in range(m):
         totals[1 + i] = cursor[i]

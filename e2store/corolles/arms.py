@@ -22,10 +22,10 @@ from e2store.corolles import _arm_kernels
 from e2store.corolles.enumerate import (
     CandidateTable,
     Layout,
-    _choose_prefix_depth,
-    _kernel_args,
     candidate_table,
+    choose_prefix_depth,
     corolle_layout,
+    kernel_args,
 )
 from e2store.corolles.factorised import FactorisedCount, run_batches, symmetry_order
 from e2store.errors import ZoneError
@@ -120,14 +120,14 @@ def arm_work(instance: Instance, x: int, y: int, threads: int = 1, per_thread: i
                         f"{_arm_kernels.PIECE_BITS} bits (at most {_arm_kernels.MAX_PIECES})")
     arms = arm_layout(instance.width, instance.height, x, y)
     table = candidate_table(instance, arms.layout)
-    prefixes, _ = _choose_prefix_depth(arms.layout.truncated(arms.n_core), table,
+    prefixes, _ = choose_prefix_depth(arms.layout.truncated(arms.n_core), table,
                                        64 * max(1, threads))
     order = symmetry_order(arms.layout) if symmetric else 1
     if order > 1:
         prefixes = prefixes[(prefixes[:, 0] & 3) < 4 // order]
     batches = (np.array_split(prefixes, min(len(prefixes), per_thread * max(1, threads)))
                if len(prefixes) else [])
-    nb1, ns1, nb2, ns2, base, n_colours, bstart, cands, colours = _kernel_args(arms.layout,
+    nb1, ns1, nb2, ns2, base, n_colours, bstart, cands, colours = kernel_args(arms.layout,
                                                                                 table)
     args = (arms.n_core, arms.arm_tip, arms.arm_nleaf, arms.arm_leaf, nb1, ns1, nb2, ns2, base,
             n_colours, bstart, cands, colours, instance.n_pieces, HASH_BITS, METHODS[method])

@@ -29,7 +29,7 @@ from e2store.zones.geometry import (
 
 DEFAULT_CHUNK_ROWS = 1 << 20
 FIRST_CHUNK_ROWS = 1 << 12  # chunks grow x8 from this size up to chunk_rows
-_PAD = 40  # extra elements per output row buffer (see _iter_levels)
+_PAD = 40  # extra elements per output row buffer (see walk_chunks)
 
 
 @dataclass(frozen=True)
@@ -154,29 +154,29 @@ class CountResult:
     seconds: float
 
 
-def _kernel_args(layout: Layout, table: CandidateTable) -> tuple:
+def kernel_args(layout: Layout, table: CandidateTable) -> tuple:
     ns1 = np.where(layout.own1 >= 0, (layout.own1 + 2) % 4, -1)
     ns2 = np.where(layout.own2 >= 0, (layout.own2 + 2) % 4, -1)
     return (layout.nb1, ns1, layout.nb2, ns2, table.base, table.n_colours, table.bstart,
             table.cands, table.colours)
 
 
-def _prefixes(layout: Layout, table: CandidateTable, k: int) -> np.ndarray:
+def level_prefixes(layout: Layout, table: CandidateTable, k: int) -> np.ndarray:
     """All fillings of the first k levels, (n, k) in depth-first order."""
     if k == 0:
         return np.zeros((1, 0), dtype=np.int64)
-    chunks = [np.asarray(c[:k].T) for c, _ in _iter_levels(layout.truncated(k), table)]
+    chunks = [np.asarray(c[:k].T) for c, _ in walk_chunks(layout.truncated(k), table)]
     return np.ascontiguousarray(np.concatenate(chunks)) if chunks else np.zeros((0, k), np.int64)
 
 
-def _choose_prefix_depth(layout: Layout, table: CandidateTable, want: int,
+def choose_prefix_depth(layout: Layout, table: CandidateTable, want: int,
                          ) -> tuple[np.ndarray, int]:
     """The shallowest prefix set with at least `want` prefixes (or depth L-1), and the
     placements made to build it (every partial filling of the prefix levels, dead ends too)."""
-    k, pref, nodes = 0, _prefixes(layout, table, 0), 0
+    k, pref, nodes = 0, level_prefixes(layout, table, 0), 0
     while k < layout.n_levels - 1 and len(pref) < want:
         k += 1
-        pref = _prefixes(layout, table, k)
+        pref = level_prefixes(layout, table, k)
         nodes += len(pref)
     return pref, nodes
 
@@ -187,9 +187,9 @@ def count_corolles(instance: Instance, x: int, y: int, hamming: int, *, threads:
     t0 = time.perf_counter()
     layout = corolle_layout(instance.width, instance.height, x, y, hamming)
     table = candidate_table(instance, layout)
-    args = _kernel_args(layout, table)
+    args = kernel_args(layout, table)
     L = layout.n_levels
-    prefixes, prefix_nodes = _choose_prefix_depth(layout, table, 64 * max(1, threads))
+    prefixes, prefix_nodes = choose_prefix_depth(layout, table, 64 * max(1, threads))
     n_batches = min(len(prefixes), 256 * max(1, threads)) or 1
     batches = np.array_split(prefixes, n_batches) if len(prefixes) else []
 
@@ -218,7 +218,7 @@ def count_corolles(instance: Instance, x: int, y: int, hamming: int, *, threads:
     return CountResult(x, y, hamming, total, nodes, time.perf_counter() - t0)
 
 
-def _iter_levels(layout: Layout, table: CandidateTable, chunk_rows: int = DEFAULT_CHUNK_ROWS,
+def walk_chunks(layout: Layout, table: CandidateTable, chunk_rows: int = DEFAULT_CHUNK_ROWS,
                  prefix: np.ndarray | None = None, nodes_out: list[int] | None = None,
                  ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Run `emit_chunk` to exhaustion, yielding (cells (S, n), frontier (F, n)) copies.
@@ -227,7 +227,7 @@ def _iter_levels(layout: Layout, table: CandidateTable, chunk_rows: int = DEFAUL
     """
     L = layout.n_levels
     n_pieces = table.n_pieces
-    args = _kernel_args(layout, table)
+    args = kernel_args(layout, table)
     state = np.array([0, 1, 0, 0], dtype=np.int64)
     pos = np.zeros(L, dtype=np.int64)
     end = np.zeros(L, dtype=np.int64)
@@ -271,7 +271,7 @@ def iter_corolles(instance: Instance, x: int, y: int, hamming: int, *,
     layout = corolle_layout(instance.width, instance.height, x, y, hamming)
     table = candidate_table(instance, layout)
     pre = None if prefix is None else np.asarray(prefix, dtype=np.int64)
-    yield from _iter_levels(layout, table, chunk_rows, pre)
+    yield from walk_chunks(layout, table, chunk_rows, pre)
 
 
 def enumerate_corolles(instance: Instance, x: int, y: int, hamming: int,

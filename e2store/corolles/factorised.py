@@ -21,12 +21,13 @@ from e2store.corolles import _kernels
 from e2store.corolles.enumerate import (
     CandidateTable,
     Layout,
-    _choose_prefix_depth,
-    _kernel_args,
     candidate_table,
+    choose_prefix_depth,
     corolle_layout,
+    kernel_args,
 )
-from e2store.errors import ZoneError
+from e2store.corolles.forms import CartesianRows
+from e2store.errors import StoreError, ZoneError
 from e2store.instance.model import Instance
 from e2store.zones.geometry import n_slots, rotate_kinds
 
@@ -106,7 +107,7 @@ def stem_work(instance: Instance, layout: Layout, threads: int, per_thread: int,
     inner = n_slots(layout.hamming - 1) if layout.hamming > 0 else 0
     n_stem = int(np.count_nonzero(layout.slot_of < inner))
     if n_stem > 1:
-        prefixes, _ = _choose_prefix_depth(layout.truncated(n_stem), table,
+        prefixes, _ = choose_prefix_depth(layout.truncated(n_stem), table,
                                            64 * max(1, threads))
     else:
         prefixes = np.zeros((1, 0), dtype=np.int64)
@@ -115,8 +116,31 @@ def stem_work(instance: Instance, layout: Layout, threads: int, per_thread: int,
         prefixes = prefixes[(prefixes[:, 0] & 3) < 4 // order]
     batches = (np.array_split(prefixes, min(len(prefixes), per_thread * max(1, threads)))
                if len(prefixes) else [])
-    return StemWork(layout, table, n_stem, batches, _kernel_args(layout, table),
+    return StemWork(layout, table, n_stem, batches, kernel_args(layout, table),
                     ring_arrays(table), order)
+
+
+def prefix_corolles(work: StemWork, prefixes: np.ndarray) -> np.ndarray:
+    """Corolles below each prefix of stem levels (n, k), k <= n_stem (factorised count)."""
+    prefixes = np.ascontiguousarray(prefixes, dtype=np.int64)
+    if prefixes.ndim != 2 or prefixes.shape[1] > work.n_stem:
+        raise ValueError(f"prefixes {prefixes.shape} are not fillings of at most "
+                         f"{work.n_stem} stem levels")
+    return _kernels.count_factorised(prefixes, work.n_stem, work.layout.n_levels, *work.args,
+                                     work.table.n_pieces, *work.ring)[0]
+
+
+def prefix_stems(layout: Layout, table: CandidateTable, n_stem: int,
+                 prefixes: np.ndarray) -> np.ndarray:
+    """Stems (fillings of the first `n_stem` levels) below each prefix (n, k), k < n_stem."""
+    prefixes = np.ascontiguousarray(prefixes, dtype=np.int64)
+    if prefixes.ndim != 2 or prefixes.shape[1] >= n_stem:
+        raise ValueError(f"prefixes {prefixes.shape} are not shorter than the {n_stem} "
+                         f"stem levels")
+    counts, _ = _kernels.count_prefixes(prefixes, n_stem,
+                                        *kernel_args(layout.truncated(n_stem), table),
+                                        table.n_pieces)
+    return counts
 
 
 def balanced_bounds(weights: np.ndarray, shards: int) -> np.ndarray:
@@ -171,3 +195,58 @@ def count_factorised(instance: Instance, x: int, y: int, hamming: int, *, thread
     total, stems = count_batches(work, work.batches, threads=threads, progress=progress,
                                  desc=f"factorised ({x},{y}) h={hamming}")
     return FactorisedCount(x, y, hamming, total, stems, time.perf_counter() - t0)
+def cartesian_rows(instance: Instance, x: int, y: int, hamming: int, *,
+                   threads: int = 1) -> CartesianRows:
+    """Build the cartesian form of the corolles at (x, y) without walking the last ring."""
+    layout = corolle_layout(instance.width, instance.height, x, y, hamming)
+    return layout_cartesian_rows(instance, layout, threads)
+
+
+def layout_cartesian_rows(instance: Instance, layout: Layout, threads: int) -> CartesianRows:
+    """The cartesian rows of a corolle layout: stems walked by `threads` workers."""
+    hamming = layout.hamming
+    work = stem_work(instance, layout, threads, 64)
+    table, n_stem, batches, args = work.table, work.n_stem, work.batches, work.args
+    s_in = n_slots(hamming - 1) if hamming > 0 else 0
+    m = layout.n_levels - n_stem
+
+    def run(batch: np.ndarray):
+        totals = np.zeros(m + 1, dtype=np.int64)
+        dummy2 = np.zeros((0, 0), dtype=np.int64)
+        _kernels.cartesian_stems(batch, n_stem, layout.n_levels, *args, table.n_pieces,
+                                 *work.ring, False, dummy2, np.zeros(0, np.int64),
+                                 np.zeros((0, 0), np.int32), np.zeros((0, 0), np.int16), totals)
+        rows = int(totals[0])
+        if rows < 0:
+            raise StoreError(f"cartesian form at ({layout.x},{layout.y}) h={hamming}: a stem's "
+                             f"count could exceed the 64-bit range; not stored")
+        stems = np.zeros((rows, n_stem), dtype=np.int64)
+        counts = np.zeros(rows, dtype=np.int64)
+        lens = np.zeros((rows, m), dtype=np.int32)
+        values = np.zeros((m, int(totals[1:].max()) if m else 0), dtype=np.int16)
+        _kernels.cartesian_stems(batch, n_stem, layout.n_levels, *args, table.n_pieces,
+                                 *work.ring, True, stems, counts, lens, values, totals)
+        return stems, counts, lens, values, totals[1:].copy()
+
+    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+        parts = list(pool.map(run, batches))
+    stems_l = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, n_stem), np.int64)
+    counts = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
+    lens = np.concatenate([p[2] for p in parts]) if parts else np.zeros((0, m), np.int32)
+    n = len(counts)
+    stems = np.full((n, s_in), -1, dtype=np.int16)
+    stems[:, layout.slot_of[:n_stem]] = stems_l
+    ring_h = 4 * hamming if hamming else 1
+    offsets: list = [None] * ring_h
+    values: list = [None] * ring_h
+    for i in range(m):
+        k = int(layout.slot_of[n_stem + i]) - s_in
+        off = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lens[:, i], out=off[1:])
+        offsets[k] = off
+        values[k] = np.concatenate([p[3][i, :p[4][i]] for p in parts])
+    for k in range(ring_h):
+        if offsets[k] is None:  # off-board ring-h slot: one "empty" choice per row
+            offsets[k] = np.arange(n + 1, dtype=np.int64)
+            values[k] = np.full(n, -1, dtype=np.int16)
+    return CartesianRows(hamming, stems, counts, offsets, values)

@@ -16,21 +16,13 @@ All arrays here are row-major: cells (n, S) int16, frontier (n, F) int8.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
-from e2store.corolles import _kernels
-from e2store.corolles.enumerate import Layout, corolle_layout
-from e2store.corolles.factorised import stem_work
-from e2store.errors import StoreError
 from e2store.instance.model import Instance
 from e2store.zones.geometry import frontier_layout, n_slots, rotation_permutation
-
-FORMS = ("flat", "prefix", "cartesian")
-
 
 # frontier -------------------------------------------------------------------------------
 
@@ -45,11 +37,6 @@ def frontier_of(cells: np.ndarray, instance: Instance, hamming: int) -> np.ndarr
 
 
 # prefix form ----------------------------------------------------------------------------
-
-def prefix_schema(hamming: int, metadata: dict[str, str] | None = None) -> pa.Schema:
-    """`shared` then the flat slot columns, null where the slot equals the previous row's."""
-    fields = [("shared", pa.int8())] + [(f"s{i}", pa.int16()) for i in range(n_slots(hamming))]
-    return pa.schema(fields, metadata=metadata)
 
 
 def prefix_shared(cells: np.ndarray, previous: np.ndarray | None) -> np.ndarray:
@@ -101,12 +88,6 @@ def prefix_from_table(table: pa.Table, hamming: int) -> np.ndarray:
 
 
 # cartesian form -------------------------------------------------------------------------
-
-def cartesian_schema(hamming: int, metadata: dict[str, str] | None = None) -> pa.Schema:
-    s_in = n_slots(hamming - 1) if hamming > 0 else 0
-    fields = [(f"s{i}", pa.int16()) for i in range(s_in)] + [("corolles", pa.int64())]
-    fields += [(f"c{k}", pa.list_(pa.int16())) for k in range(4 * hamming if hamming else 1)]
-    return pa.schema(fields, metadata=metadata)
 
 
 @dataclass
@@ -180,7 +161,39 @@ class CartesianRows:
 
     def expand(self) -> np.ndarray:
         """Flat cell rows (n_corolles, S), stems in order, lists in lexicographic order."""
+        from e2store.corolles import _kernels  # numba loads only where rows are expanded
+
         return _kernels.expand_cartesian(*self.padded(), int(self.counts.sum()))
+
+    def feasible(self, n_pieces: int = 0) -> np.ndarray:
+        """(m, V) bool in the `padded` layout: value k of ring-h slot list j is used by at
+        least one corolle of its row (stem and the other lists taken into account)."""
+        from e2store.corolles import _kernels
+
+        stems, offs, vals, top = self.padded()
+        return _kernels.feasible_candidates(stems, offs, vals, max(top, n_pieces))
+
+    def row_counts(self) -> np.ndarray:
+        """Exact completions per row (the `corolles` column recomputed from the lists)."""
+        from e2store.corolles import _kernels
+
+        return _kernels.count_cartesian_rows(*self.padded())
+
+
+def rotate_chunk(cells: np.ndarray, front: np.ndarray, hamming: int, q: int,
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Slot-major cells (S, n) and frontier (F, n) of corolles turned q quarter turns
+    clockwise (ring-shift rule; the frontier shifts by 2h+1 per turn)."""
+    from e2store.corolles import _kernels
+
+    if cells.ndim != 2 or cells.shape[0] != n_slots(hamming) or front.shape[1] != cells.shape[1]:
+        raise ValueError(f"chunk {cells.shape}/{front.shape} is not slot-major at "
+                         f"hamming {hamming}")
+    q %= 4
+    if q == 0:
+        return cells, front
+    return _kernels.rotate_rows(cells, front, rotation_permutation(hamming, q), q,
+                                (2 * hamming + 1) * q)
 
 
 def _rotate_values(v: np.ndarray, q: int) -> np.ndarray:
@@ -188,57 +201,3 @@ def _rotate_values(v: np.ndarray, q: int) -> np.ndarray:
     return np.where(v >= 0, (v & ~3) | ((v + q) & 3), v).astype(v.dtype)
 
 
-def cartesian_rows(instance: Instance, x: int, y: int, hamming: int, *,
-                   threads: int = 1) -> CartesianRows:
-    """Build the cartesian form of the corolles at (x, y) without walking the last ring."""
-    layout = corolle_layout(instance.width, instance.height, x, y, hamming)
-    return _cartesian_rows(instance, layout, threads)
-
-
-def _cartesian_rows(instance: Instance, layout: Layout, threads: int) -> CartesianRows:
-    hamming = layout.hamming
-    work = stem_work(instance, layout, threads, 64)
-    table, n_stem, batches, args = work.table, work.n_stem, work.batches, work.args
-    s_in = n_slots(hamming - 1) if hamming > 0 else 0
-    m = layout.n_levels - n_stem
-
-    def run(batch: np.ndarray):
-        totals = np.zeros(m + 1, dtype=np.int64)
-        dummy2 = np.zeros((0, 0), dtype=np.int64)
-        _kernels.cartesian_stems(batch, n_stem, layout.n_levels, *args, table.n_pieces,
-                                 *work.ring, False, dummy2, np.zeros(0, np.int64),
-                                 np.zeros((0, 0), np.int32), np.zeros((0, 0), np.int16), totals)
-        rows = int(totals[0])
-        if rows < 0:
-            raise StoreError(f"cartesian form at ({layout.x},{layout.y}) h={hamming}: a stem's "
-                             f"count could exceed the 64-bit range; not stored")
-        stems = np.zeros((rows, n_stem), dtype=np.int64)
-        counts = np.zeros(rows, dtype=np.int64)
-        lens = np.zeros((rows, m), dtype=np.int32)
-        values = np.zeros((m, int(totals[1:].max()) if m else 0), dtype=np.int16)
-        _kernels.cartesian_stems(batch, n_stem, layout.n_levels, *args, table.n_pieces,
-                                 *work.ring, True, stems, counts, lens, values, totals)
-        return stems, counts, lens, values, totals[1:].copy()
-
-    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-        parts = list(pool.map(run, batches))
-    stems_l = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, n_stem), np.int64)
-    counts = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
-    lens = np.concatenate([p[2] for p in parts]) if parts else np.zeros((0, m), np.int32)
-    n = len(counts)
-    stems = np.full((n, s_in), -1, dtype=np.int16)
-    stems[:, layout.slot_of[:n_stem]] = stems_l
-    ring_h = 4 * hamming if hamming else 1
-    offsets: list = [None] * ring_h
-    values: list = [None] * ring_h
-    for i in range(m):
-        k = int(layout.slot_of[n_stem + i]) - s_in
-        off = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(lens[:, i], out=off[1:])
-        offsets[k] = off
-        values[k] = np.concatenate([p[3][i, :p[4][i]] for p in parts])
-    for k in range(ring_h):
-        if offsets[k] is None:  # off-board ring-h slot: one "empty" choice per row
-            offsets[k] = np.arange(n + 1, dtype=np.int64)
-            values[k] = np.full(n, -1, dtype=np.int16)
-    return CartesianRows(hamming, stems, counts, offsets, values)

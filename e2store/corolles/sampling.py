@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from e2store.corolles import _kernels
-from e2store.corolles.enumerate import _prefixes, corolle_layout
+from e2store.corolles.enumerate import corolle_layout, level_prefixes
 from e2store.corolles.factorised import run_batches, stem_work, symmetry_order
 from e2store.errors import ZoneError
 from e2store.instance.model import Instance
@@ -75,9 +75,9 @@ class CountEstimate:
 def _strata(layout, table, top: int, want: int) -> tuple[np.ndarray, int]:
     """The deepest prefix set of depth <= top with at most `want` prefixes (depth 0 = one
     empty prefix), and its depth."""
-    best, depth = _prefixes(layout, table, 0), 0
+    best, depth = level_prefixes(layout, table, 0), 0
     for d in range(1, top + 1):
-        pref = _prefixes(layout, table, d)
+        pref = level_prefixes(layout, table, d)
         if len(pref) > want:
             break
         best, depth = pref, d

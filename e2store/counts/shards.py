@@ -25,17 +25,18 @@ from pathlib import Path
 
 import numpy as np
 
-from e2store.corolles import _kernels
 from e2store.corolles.arms import ArmWork, arm_work, count_arm_batches
-from e2store.corolles.enumerate import _kernel_args, corolle_layout
+from e2store.corolles.enumerate import corolle_layout
 from e2store.corolles.factorised import (
     StemWork,
     balanced_bounds,
     count_batches,
     count_factorised,
+    prefix_stems,
     stem_work,
 )
 from e2store.errors import StoreError
+from e2store.files import atomic_write_text
 from e2store.instance.model import Instance
 from e2store.reports.tables import (
     COUNT_FORM,
@@ -46,7 +47,6 @@ from e2store.reports.tables import (
     board_order,
     column_labels,
 )
-from e2store.store.build import atomic_write_text
 from e2store.zones.zonemap import zone_map
 
 # bump when a count or its split changes: old records are redone
@@ -119,10 +119,7 @@ def shard_bounds(work: StemWork | ArmWork, shards: int) -> np.ndarray:
     if len(pref) == 0:
         return np.zeros(shards + 1, dtype=np.int64)
     if work.n_stem > pref.shape[1]:
-        stem_layout = work.layout.truncated(work.n_stem)
-        weights, _ = _kernels.count_prefixes(pref, work.n_stem,
-                                             *_kernel_args(stem_layout, work.table),
-                                             work.table.n_pieces)
+        weights = prefix_stems(work.layout, work.table, work.n_stem, pref)
     else:
         weights = np.ones(len(pref), dtype=np.int64)
     return balanced_bounds(weights, shards)

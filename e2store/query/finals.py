@@ -29,10 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
-from e2store.corolles.forms import FORMS
 from e2store.errors import MissingZoneError, SolverError
 from e2store.instance.model import GREY, Instance
-from e2store.store.build import read_manifest, read_partition
+from e2store.store.layout import FORMS
+from e2store.store.read import read_manifest, read_partition
 from e2store.zones.geometry import ring_offsets
 from e2store.zones.zonemap import zone_map
 

@@ -25,11 +25,12 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from e2store.corolles.forms import FORMS, CartesianRows
+from e2store.corolles.forms import CartesianRows
 from e2store.errors import MissingInstanceError, MissingZoneError, StoreError
 from e2store.instance.formats import read_instance
 from e2store.instance.model import Instance
-from e2store.store.build import MANIFEST, meta_name, read_manifest
+from e2store.store.layout import FORMS, MANIFEST, meta_name
+from e2store.store.read import read_manifest
 from e2store.zones.geometry import n_frontier, n_slots
 
 _HIVE = "hive_types = {'instance': VARCHAR, 'hamming': INTEGER, 'zone': INTEGER, " \
@@ -216,8 +217,6 @@ class CorolleStore:
         return None
 
     def _cardinality_cartesian(self, instance, hamming, zone, rotation) -> pa.Table:
-        from e2store.corolles import _kernels
-
         t = self.sql("SELECT * EXCLUDE (instance, hamming, zone, rotation) FROM stems "
                      "WHERE instance = ? AND hamming = ? AND zone = ? AND rotation = ?",
                      [instance, hamming, zone, rotation])
@@ -227,8 +226,8 @@ class CorolleStore:
         s_in = rows.stems.shape[1]
         seen: list[np.ndarray] = [rows.stems[:, i] for i in range(s_in)]
         if rows.n_rows:
-            stems_, offs, vals, n_pieces = rows.padded()
-            ok = _kernels.feasible_candidates(stems_, offs, vals, n_pieces)
+            _, _, vals, _ = rows.padded()
+            ok = rows.feasible()
             seen += [vals[k, :len(v)][ok[k, :len(v)]] for k, v in enumerate(rows.values)]
         else:
             seen += [np.zeros(0, np.int16)] * len(rows.offsets)
@@ -352,9 +351,7 @@ class CorolleStore:
 
 def _injective_counts(rows: CartesianRows) -> np.ndarray:
     """Exact completions per row after filtering its lists."""
-    from e2store.corolles import _kernels
-
-    return _kernels.count_cartesian_rows(*rows.padded())
+    return rows.row_counts()
 
 
 def _sql_list(items: list[str]) -> str:

@@ -22,11 +22,11 @@ import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
-from e2store.corolles.forms import FORMS
 from e2store.errors import StoreError
 from e2store.instance.formats import read_instance
 from e2store.instance.model import Instance
-from e2store.store.build import read_manifest
+from e2store.store.layout import FORMS
+from e2store.store.read import read_manifest
 from e2store.zones.zonemap import zone_map
 
 INSTANCE_FILE = "instance.e2s"

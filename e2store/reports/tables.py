@@ -29,10 +29,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from e2store.corolles.forms import FORMS
 from e2store.errors import StoreError
+from e2store.files import atomic_write_text
 from e2store.instance.formats import read_instance
-from e2store.store.build import atomic_write_text, read_manifest
+from e2store.store.layout import FORMS
+from e2store.store.read import read_manifest
 from e2store.zones.zonemap import zone_map
 
 METRICS = ("corolles", "nodes", "seconds", "bytes")

@@ -70,7 +70,7 @@ from __future__ import annotations
 
 from numba import int64, njit, uint64
 
-from e2store.bits import _cttz
+from e2store.bits import cttz
 
 # state slots, statuses, record strides and the fields of a `dep` row
 DEPTH, STATUS, NODES, SOLUTIONS, FIRST_NODES = 0, 1, 2, 3, 4
@@ -166,7 +166,7 @@ def _make_kernels(n_words: int, finals: bool = False):
                 if w < W:
                     a = avail[b + uint64(w)]
                     avail[b + uint64(w)] = a & (a - one)
-                    v = int64(crec[uint64(keys[ud] * n_pieces + w * 64 + _cttz(a))])
+                    v = int64(crec[uint64(keys[ud] * n_pieces + w * 64 + cttz(a))])
             else:
                 i = pos[ud]
                 if i < end[ud]:

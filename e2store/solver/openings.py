@@ -58,7 +58,8 @@ from e2store.solver.search import (
     scan_order,
     symmetry_roots,
 )
-from e2store.store.build import meta_name, partition_dir, read_partition
+from e2store.store.layout import meta_name, partition_dir
+from e2store.store.read import read_partition
 from e2store.zones.geometry import ring_offsets
 from e2store.zones.zonemap import zone_map
 

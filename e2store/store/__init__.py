@@ -1,0 +1,35 @@
+"""The corolle store: hive-partitioned Parquet + zstd with a manifest (docs/store-format.md).
+
+* `layout`: paths, names, format version and every Arrow schema, declared once;
+* `write`: staging runs, locks, atomic publication, completion records, the manifest;
+* `read`: the manifest, records and partitions of any form as flat rows;
+* `build`: a zone's partitions from one walk (`enumerate_store`, `enumerate_zone`);
+* `stages`: the same work cut into the pipeline's jobs (shards, gather, rotate, encode).
+
+The public names of those modules are also reachable here (`e2store.store.read_partition`);
+each submodule is imported on first use, so `import e2store.store` loads no kernel.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_API = {
+    "layout": ("FORMAT_VERSION", "FORMS", "FORM_FILE", "LOCK", "MANIFEST", "PARTITION_META",
+               "ROWS_PER_FILE", "STAGING", "STORE_CHUNK_ROWS", "ZSTD_LEVEL", "cartesian_schema",
+               "flat_schema", "layout_metadata", "meta_name", "partition_dir", "prefix_schema"),
+    "read": ("check_file_metadata", "checked_files", "iter_partition", "read_manifest",
+             "read_partition", "read_record"),
+    "write": ("FileSeq", "PartitionResult", "check_rotations", "clean_staging", "file_lock",
+              "partition_record", "publish_partition", "result_of", "staging_run", "store_lock",
+              "write_flat_file", "write_instance_file", "write_manifest"),
+    "build": ("enumerate_store", "enumerate_zone"),
+}
+_WHERE = {name: module for module, names in _API.items() for name in names}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -32,48 +32,51 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from e2store.corolles import _kernels
-from e2store.corolles.enumerate import _prefixes, corolle_layout
-from e2store.corolles.factorised import balanced_bounds, count_factorised, stem_work
-from e2store.corolles.forms import (
-    FORMS,
-    CartesianRows,
-    _cartesian_rows,
-    cartesian_schema,
-    prefix_decode,
-    prefix_schema,
+from e2store.corolles.enumerate import corolle_layout, level_prefixes
+from e2store.corolles.factorised import (
+    balanced_bounds,
+    count_factorised,
+    layout_cartesian_rows,
+    prefix_corolles,
+    stem_work,
+)
+from e2store.corolles.forms import CartesianRows, prefix_decode, rotate_chunk
+from e2store.corolles.placements import (
+    placements_from_hex,
+    placements_hex,
+    placements_seen,
+    rotate_placements,
 )
 from e2store.errors import StoreError
 from e2store.instance.model import Instance
-from e2store.store.build import (
+from e2store.store.build import write_cartesian_partitions, write_walked_partitions
+from e2store.store.layout import (
     FORM_FILE,
+    FORMS,
     ROWS_PER_FILE,
     STORE_CHUNK_ROWS,
-    PartitionResult,
-    _FileSeq,
-    _publish,
-    _store_lock,
-    _write_cartesian,
-    _write_walked,
-    check_rotations,
-    checked_files,
-    clean_staging,
+    cartesian_schema,
     flat_schema,
     layout_metadata,
     meta_name,
     partition_dir,
+    prefix_schema,
+)
+from e2store.store.read import checked_files, read_record
+from e2store.store.write import (
+    FileSeq,
+    PartitionResult,
+    check_rotations,
+    clean_staging,
     partition_record,
-    placements_from_hex,
-    placements_hex,
-    placements_seen,
-    read_record,
+    publish_partition,
     result_of,
-    rotate_placements,
     staging_run,
+    store_lock,
     write_instance_file,
     write_manifest,
 )
-from e2store.zones.geometry import n_frontier, n_slots, rotation_permutation
+from e2store.zones.geometry import n_frontier, n_slots
 from e2store.zones.zonemap import Zone, zone_map
 
 SHARDS = ".shards"
@@ -146,15 +149,14 @@ def shard_split(instance: Instance, zone: Zone, hamming: int, shards: int) -> Sh
     layout = corolle_layout(instance.width, instance.height, zone.x, zone.y, hamming)
     work = stem_work(instance, layout, 1, 1)
     depth_max = max(1, min(work.n_stem, layout.n_levels - 1)) if layout.n_levels > 1 else 0
-    depth, pref, nodes = 0, _prefixes(layout, work.table, 0), 0
+    depth, pref, nodes = 0, level_prefixes(layout, work.table, 0), 0
     while depth < depth_max and len(pref) < PREFIXES_PER_SHARD * shards:
         depth += 1
-        pref = _prefixes(layout, work.table, depth)
+        pref = level_prefixes(layout, work.table, depth)
         nodes += len(pref)
     weights = np.zeros(len(pref), dtype=np.int64)
     if len(pref):  # depth <= n_stem: the factorised kernel counts below each prefix
-        weights = _kernels.count_factorised(pref, work.n_stem, layout.n_levels, *work.args,
-                                            work.table.n_pieces, *work.ring)[0]
+        weights = prefix_corolles(work, pref)
     return ShardSplit(pref, nodes, balanced_bounds(weights, shards), weights)
 
 
@@ -199,7 +201,7 @@ def enumerate_shard(root: Path, instance: Instance, zone: Zone, hamming: int, sh
         stage.mkdir()
         # the prefix walk's nodes are counted once, by shard 0: the shards' nodes add up to
         # the unsharded walk's
-        done, nodes, seen = _write_walked(instance, zone, hamming, layout, [(0, "flat")],
+        done, nodes, seen = write_walked_partitions(instance, zone, hamming, layout, [(0, "flat")],
                                     {0: stage}, threads, chunk_rows, rows_per_file, progress,
                                     prefixes=split.range(shard),
                                     nodes=split.nodes if shard == 0 else 0)
@@ -211,7 +213,7 @@ def enumerate_shard(root: Path, instance: Instance, zone: Zone, hamming: int, sh
                   "nodes": nodes, "seconds": round(time.perf_counter() - t0, 6),
                   "files": files, "placements": placements_hex(seen)}
         (stage / SHARD_META).write_text(json.dumps(record, indent=1))
-        with _store_lock(root):
+        with store_lock(root):
             target.parent.mkdir(parents=True, exist_ok=True)
             if target.exists():  # files of a killed attempt without a record
                 shutil.rmtree(target)
@@ -258,8 +260,8 @@ def gather_shards(root: Path, instance: Instance, zone: Zone, hamming: int,
                                 seconds=sum(r["seconds"] for r in records), files=files,
                                 shards=shards, placements=placements_hex(seen))
         (stage / meta_name("flat")).write_text(json.dumps(meta, indent=1))
-        with _store_lock(root):
-            _publish(stage, final, staging / "old", ["flat"])
+        with store_lock(root):
+            publish_partition(stage, final, staging / "old", ["flat"])
     shutil.rmtree(dirs[0].parent, ignore_errors=True)
     write_manifest(root)
     return result_of(meta, skipped=False)
@@ -323,8 +325,8 @@ def _stage_partition(root: Path, instance: Instance, zone: Zone, hamming: int, r
                                 seconds=time.perf_counter() - t0, files=files,
                                 placements=placements, **extra)
         (stage / meta_name(form)).write_text(json.dumps(meta, indent=1))
-        with _store_lock(root):
-            _publish(stage, final, staging / "old", [form])
+        with store_lock(root):
+            publish_partition(stage, final, staging / "old", [form])
     write_manifest(root)
     return result_of(meta, skipped=False)
 
@@ -349,8 +351,6 @@ def rotate_partition(root: Path, instance: Instance, zone: Zone, hamming: int, r
         raise StoreError(f"zone {zone.id}: rotation {rotation} is not derived (the zone's "
                          f"derived rotations: {', '.join(map(str, zone.rotations[1:])) or 'none'})")
     src = read_record(root, instance.id, hamming, zone.id, 0, form)
-    perm = rotation_permutation(hamming, rotation)
-    shift = (2 * hamming + 1) * rotation
     meta = layout_metadata(form, instance.id, hamming, zone.id, rotation)
     schema = {"flat": flat_schema, "prefix": prefix_schema,
               "cartesian": cartesian_schema}[form](hamming, meta)
@@ -362,7 +362,7 @@ def rotate_partition(root: Path, instance: Instance, zone: Zone, hamming: int, r
             if i != last_file:
                 if seq is not None:
                     files += seq.close(empty_file=True)
-                seq = _FileSeq(stage, f"src{i:05d}", schema, ROWS_PER_FILE, form=form)
+                seq = FileSeq(stage, f"src{i:05d}", schema, ROWS_PER_FILE, form=form)
                 last_file, last_row = i, None
             assert seq is not None
             if form == "cartesian":
@@ -376,7 +376,7 @@ def rotate_partition(root: Path, instance: Instance, zone: Zone, hamming: int, r
                 last_row = rows[-1].copy() if len(rows) else last_row
                 cells = np.ascontiguousarray(rows.T)
                 front = np.zeros((0, cells.shape[1]), dtype=np.int8)
-            seq.write(*_kernels.rotate_rows(cells, front, perm, rotation, shift))
+            seq.write(*rotate_chunk(cells, front, hamming, rotation))
         if seq is not None:
             files += seq.close(empty_file=True)
         turned = None  # a record of an older store may have no placement sets
@@ -414,7 +414,7 @@ def encode_partitions(root: Path, instance: Instance, zone: Zone, hamming: int,
             if i != last_file:
                 if seq is not None:
                     files += seq.close(empty_file=True)
-                seq = _FileSeq(stage, f"src{i:05d}", schema, ROWS_PER_FILE, form="prefix")
+                seq = FileSeq(stage, f"src{i:05d}", schema, ROWS_PER_FILE, form="prefix")
                 last_file = i
             assert seq is not None
             seq.write(*_flat_cells(t, hamming))
@@ -425,8 +425,8 @@ def encode_partitions(root: Path, instance: Instance, zone: Zone, hamming: int,
 
     def write_cartesian(rotation: int, stage: Path):
         if not stems:
-            stems.append(_cartesian_rows(instance, layout, threads))
-        out = _write_cartesian(instance, zone, hamming, layout, [(rotation, "cartesian")],
+            stems.append(layout_cartesian_rows(instance, layout, threads))
+        out = write_cartesian_partitions(instance, zone, hamming, layout, [(rotation, "cartesian")],
                                {rotation: stage}, threads, ROWS_PER_FILE, rows=stems[0])
         files, rows, corolles, _, seen = out[(rotation, "cartesian")]
         return files, rows, corolles, 0, placements_hex(rotate_placements(seen, hamming,

@@ -1,0 +1,106 @@
+"""The store's on-disk layout, declared once: paths, names, format version, Arrow schemas.
+
+The store is hive-partitioned Parquet + zstd with a manifest (docs/store-format.md).
+
+Layout (declared once, here)::
+
+    STORE/manifest.json                                       every partition, aggregated
+    STORE/instance=<id>/instance.e2s                          the instance (canonical format)
+    STORE/instance=<id>/hamming=<h>/zone=<z>/rotation=<r>/part-00000.parquet ...
+    STORE/instance=<id>/hamming=<h>/zone=<z>/rotation=<r>/_partition.json
+
+A flat row is one corolle: columns `s0..s{S-1}` (int16 packed `piece*4+r` in ring order,
+-1 off the board) then `f0..f{F-1}` (int8 frontier colours, -1 off the board).  Partition
+values live in the path only.  A partition directory is built under `STORE/.staging/` and
+renamed into place when complete, so a killed run never leaves a partial partition visible;
+a rerun skips complete partitions and finishes the rest.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+
+from e2store.zones.geometry import (
+    frontier_layout,
+    n_frontier,
+    n_slots,
+    ring_offsets,
+)
+
+FORMAT_VERSION = 1
+
+
+FORM_FILE = {"flat": "part", "prefix": "prefix", "cartesian": "cartesian"}
+
+
+MANIFEST = "manifest.json"
+
+
+PARTITION_META = "_partition.json"
+
+
+STAGING = ".staging"
+
+
+LOCK = ".lock"
+
+
+ROWS_PER_FILE = 1 << 25
+
+
+STORE_CHUNK_ROWS = 1 << 19  # rows per chunk = per row group
+
+
+ZSTD_LEVEL = 3
+
+
+def partition_dir(root: Path, instance_id: str, hamming: int, zone: int, rotation: int) -> Path:
+    return Path(root) / f"instance={instance_id}" / f"hamming={hamming}" / f"zone={zone}" / (
+        f"rotation={rotation}")
+
+
+def meta_name(form: str) -> str:
+    """The completion record of one form of a partition."""
+    return PARTITION_META if form == "flat" else f"_partition.{form}.json"
+
+
+def flat_schema(hamming: int, metadata: dict[str, str] | None = None) -> pa.Schema:
+    """Arrow schema of a flat partition at hamming h."""
+    fields = [pa.field(f"s{i}", pa.int16()) for i in range(n_slots(hamming))]
+    fields += [pa.field(f"f{i}", pa.int8()) for i in range(n_frontier(hamming))]
+    return pa.schema(fields, metadata=metadata)
+
+
+def layout_metadata(form: str, instance_id: str, hamming: int, zone: int, rotation: int,
+                    ) -> dict[str, str]:
+    """Parquet key-value metadata: enough for a reader to check what it opened."""
+    fslots, fsides = frontier_layout(hamming)
+    return {
+        "e2store.format_version": str(FORMAT_VERSION),
+        "e2store.form": form,
+        "e2store.instance": instance_id,
+        "e2store.hamming": str(hamming),
+        "e2store.zone": str(zone),
+        "e2store.rotation": str(rotation),
+        "e2store.slots": json.dumps(ring_offsets(hamming).tolist()),
+        "e2store.frontier": json.dumps(
+            [[int(a), int(b)] for a, b in zip(fslots, fsides, strict=True)]
+        ),
+    }
+FORMS = ("flat", "prefix", "cartesian")
+
+
+def prefix_schema(hamming: int, metadata: dict[str, str] | None = None) -> pa.Schema:
+    """`shared` then the flat slot columns, null where the slot equals the previous row's."""
+    fields = [("shared", pa.int8())] + [(f"s{i}", pa.int16()) for i in range(n_slots(hamming))]
+    return pa.schema(fields, metadata=metadata)
+
+
+def cartesian_schema(hamming: int, metadata: dict[str, str] | None = None) -> pa.Schema:
+    s_in = n_slots(hamming - 1) if hamming > 0 else 0
+    fields = [(f"s{i}", pa.int16()) for i in range(s_in)] + [("corolles", pa.int64())]
+    fields += [(f"c{k}", pa.list_(pa.int16())) for k in range(4 * hamming if hamming else 1)]
+    return pa.schema(fields, metadata=metadata)

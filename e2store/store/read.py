@@ -1,0 +1,124 @@
+"""Reading the store back: the manifest, completion records, and partitions of any form
+expanded to flat rows (each file checked to belong to the partition asked for)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from e2store.corolles.forms import CartesianRows, frontier_of, prefix_from_table
+from e2store.errors import StoreError
+from e2store.instance.model import Instance
+from e2store.store.layout import (
+    FORMAT_VERSION,
+    FORMS,
+    MANIFEST,
+    meta_name,
+    partition_dir,
+)
+from e2store.zones.geometry import (
+    n_frontier,
+    n_slots,
+)
+
+
+def read_manifest(root: Path) -> dict:
+    path = Path(root) / MANIFEST
+    if not path.exists():
+        raise StoreError(f"{path}: no manifest (expected a store written by `e2store enumerate`)")
+    m = json.loads(path.read_text())
+    if m.get("format_version", 0) > FORMAT_VERSION:
+        raise StoreError(f"{path}: format version {m['format_version']} is newer than this "
+                         f"e2store reads ({FORMAT_VERSION}); upgrade e2store")
+    return m
+
+
+def check_file_metadata(path: Path, kv: dict[str, str], expected: dict[str, str]) -> None:
+    """Refuse a Parquet file written by a newer e2store or for another partition or form."""
+    version = int(kv.get("e2store.format_version", "0") or 0)
+    if version > FORMAT_VERSION:
+        raise StoreError(f"{path}: format version {version} is newer than this e2store reads "
+                         f"({FORMAT_VERSION}); upgrade e2store")
+    if version < 1:
+        raise StoreError(f"{path}: no e2store metadata (expected a file written by "
+                         f"`e2store enumerate`)")
+    for key, want in expected.items():
+        got = kv.get(f"e2store.{key}")
+        if got != want:
+            raise StoreError(f"{path}: metadata {key} is {got!r}, expected {want!r} "
+                             f"(the file does not belong to this partition; rewrite it with "
+                             f"`e2store enumerate --force`)")
+
+
+def read_record(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
+                form: str) -> dict:
+    """The completion record of a partition; StoreError saying what to run if absent."""
+    if form not in FORMS:
+        raise StoreError(f"unknown form {form!r} (expected one of {', '.join(FORMS)})")
+    d = partition_dir(root, instance_id, hamming, zone, rotation)
+    record = d / meta_name(form)
+    if not record.exists():
+        raise StoreError(f"{d}: no complete {form} partition (run `e2store enumerate "
+                         f"--form {form}` for it, or the stage commands `e2store gather`, "
+                         f"`rotate`, `encode`)")
+    return json.loads(record.read_text())
+
+
+def checked_files(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
+                  form: str) -> Iterator[pq.ParquetFile]:
+    """The Parquet files of a complete partition in order, each checked to belong to it."""
+    d = partition_dir(root, instance_id, hamming, zone, rotation)
+    expected = {"form": form, "instance": instance_id, "hamming": str(hamming),
+                "zone": str(zone), "rotation": str(rotation)}
+    for f in read_record(root, instance_id, hamming, zone, rotation, form)["files"]:
+        pf = pq.ParquetFile(d / f["file"])
+        kv = {k.decode(): v.decode() for k, v in (pf.schema_arrow.metadata or {}).items()}
+        check_file_metadata(d / f["file"], kv, expected)
+        yield pf
+
+
+def _read_tables(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
+                 form: str) -> Iterator[pa.Table]:
+    for pf in checked_files(root, instance_id, hamming, zone, rotation, form):
+        yield pf.read()
+
+
+def iter_partition(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
+                   form: str = "flat", instance: Instance | None = None,
+                   ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Stream a partition of any form as flat row-major (cells (n, S), frontier (n, F))
+    chunks, one per file; compact forms are expanded (frontier from the instance)."""
+    S, F = n_slots(hamming), n_frontier(hamming)
+    if form != "flat" and instance is None:
+        from e2store.instance.formats import read_instance
+
+        instance = read_instance(Path(root) / f"instance={instance_id}" / "instance.e2s",
+                                 format="e2store")
+    for t in _read_tables(root, instance_id, hamming, zone, rotation, form):
+        if form == "flat":
+            arr = (np.column_stack([t.column(i).to_numpy() for i in range(S + F)]) if len(t)
+                   else np.zeros((0, S + F)))
+            yield arr[:, :S].astype(np.int16), arr[:, S:].astype(np.int8)
+            continue
+        assert instance is not None
+        if form == "prefix":
+            cells = prefix_from_table(t, hamming)
+        else:
+            cells = CartesianRows.from_table(t, hamming).expand()
+        yield cells, frontier_of(cells, instance, hamming)
+
+
+def read_partition(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
+                   form: str = "flat") -> tuple[np.ndarray, np.ndarray]:
+    """Read a partition of any form back as flat row-major (cells, frontier) arrays."""
+    S, F = n_slots(hamming), n_frontier(hamming)
+    cells, front = [np.zeros((0, S), np.int16)], [np.zeros((0, F), np.int8)]
+    for c, f in iter_partition(root, instance_id, hamming, zone, rotation, form):
+        cells.append(c)
+        front.append(f)
+    return np.concatenate(cells), np.concatenate(front)
