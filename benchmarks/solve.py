@@ -125,7 +125,8 @@ def _seven_case(path: str, hammings: list[int], samples: int, out: mp.Queue) -> 
     import tempfile
 
     from e2store.instance.formats import read_instance
-    from e2store.solver.search import lowest_corner, solve
+    from e2store.solver.plan import lowest_corner
+    from e2store.solver.search import solve
 
     inst = read_instance(path)
     rot = inst.rotated_table()
@@ -204,7 +205,8 @@ def report_openings(seven: Path, workers: int, hamming: int, cells: list[tuple[i
     import numpy as np
 
     from e2store.instance.formats import read_instance
-    from e2store.solver.openings import openings, solve_openings
+    from e2store.solver.openings import openings
+    from e2store.solver.parallel import solve_openings
     from e2store.store.build import enumerate_store
     from e2store.zones.zonemap import zone_map
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from e2store import store
 from e2store.cli import main
 from e2store.corolles.enumerate import count_corolles
-from e2store.instance.formats import write_e2store
+from e2store.instance.e2sfile import write_e2store
 from e2store.instance.model import Instance
 from e2store.zones.zonemap import expected_zone_count, zone_map
 

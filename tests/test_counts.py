@@ -28,7 +28,8 @@ from e2store.counts.shards import (
     zone_cells,
 )
 from e2store.errors import StoreError, ZoneError
-from e2store.instance.formats import read_instance, write_e2store
+from e2store.instance.e2sfile import write_e2store
+from e2store.instance.formats import read_instance
 from e2store.reports.tables import MISSING, Board, table_csv, table_markdown
 
 

@@ -12,9 +12,11 @@ from helpers import random_instance
 
 from e2store.cli import main
 from e2store.errors import SolverError
-from e2store.instance.formats import read_instance, write_e2store
+from e2store.instance.e2sfile import write_e2store
+from e2store.instance.formats import read_instance
 from e2store.solver.estimate import estimate
-from e2store.solver.search import scan_order, solve
+from e2store.solver.scan import scan_order
+from e2store.solver.search import solve
 
 ALL = 10**9  # more samples than any test board has prefixes
 

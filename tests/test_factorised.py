@@ -15,7 +15,8 @@ from e2store.cli import main
 from e2store.corolles.enumerate import count_corolles
 from e2store.corolles.factorised import count_factorised
 from e2store.errors import ZoneError
-from e2store.instance.formats import read_instance, write_e2store
+from e2store.instance.e2sfile import write_e2store
+from e2store.instance.formats import read_instance
 
 _instance = random_instance
 

@@ -16,7 +16,8 @@ from naive_solver import fits, lowest_corner_nw
 from e2store.cli import main
 from e2store.corolles.enumerate import enumerate_corolles
 from e2store.errors import MissingZoneError, SolverError
-from e2store.instance.formats import read_instance, write_e2store
+from e2store.instance.e2sfile import write_e2store
+from e2store.instance.formats import read_instance
 from e2store.query.finals import (
     corner_cells,
     finals_from_corolles,
@@ -25,7 +26,8 @@ from e2store.query.finals import (
     region_corolles,
     unpack,
 )
-from e2store.solver.search import SCAN_ORDERS, scan_order, solve
+from e2store.solver.scan import SCAN_ORDERS, scan_order
+from e2store.solver.search import solve
 from e2store.store.build import enumerate_store
 from e2store.zones.geometry import ring_offsets
 from e2store.zones.zonemap import zone_map
@@ -292,7 +294,7 @@ def test_finals_options_need_a_store(tmp_path):
     from helpers import random_instance
 
     from e2store.cli import main
-    from e2store.instance.formats import write_e2store
+    from e2store.instance.e2sfile import write_e2store
 
     path = tmp_path / "i.e2s"
     write_e2store(random_instance(3, 3, 1), path)

@@ -8,22 +8,18 @@ import numpy as np
 import pytest
 
 from e2store.errors import InstanceFormatError
+from e2store.instance.e2sfile import format_e2store, read_e2store, write_e2store
 from e2store.instance.formats import (
     DEFAULT_SIDES,
     detect_format,
-    format_e2store,
-    normalise_sides,
     read_benchmark,
     read_brendan,
     read_brendan_solution,
-    read_e2store,
     read_instance,
     read_jwortmann,
-    source_info,
-    with_solution,
-    write_e2store,
 )
 from e2store.instance.model import Instance
+from e2store.instance.parsing import normalise_sides, source_info, with_solution
 
 BENCH = range(4, 11)
 BRENDAN = [3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16]

@@ -22,7 +22,8 @@ from e2store.corolles.enumerate import enumerate_corolles
 from e2store.corolles.factorised import cartesian_rows
 from e2store.corolles.forms import frontier_of, prefix_decode, prefix_shared
 from e2store.errors import StoreError
-from e2store.instance.formats import read_instance, write_e2store
+from e2store.instance.e2sfile import write_e2store
+from e2store.instance.formats import read_instance
 from e2store.zones.geometry import n_slots, ring_offsets
 from e2store.zones.zonemap import zone_map
 

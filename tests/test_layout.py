@@ -87,7 +87,7 @@ def test_imports_go_one_way_and_stay_public(module):
         where = f"{path.relative_to(PACKAGE.parent)}:{line}"
         if stage != own and own not in BASE and stage not in BASE and _rank(stage) >= _rank(own):
             problems.append(f"{where}: {own} imports {full} (stage {stage} is not below {own})")
-        if own in BASE and stage not in BASE and module != "e2store.__main__" and module != "e2store":
+        if own in BASE and stage not in BASE and module not in ("e2store", "e2store.__main__"):
             problems.append(f"{where}: base module imports stage {stage}")
         private_mod = [p for p in full.split(".") if _private(p)]
         if private_mod and stage != own:

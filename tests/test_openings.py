@@ -16,20 +16,20 @@ from naive_solver import naive_solve
 
 from e2store.cli import main
 from e2store.errors import MissingInstanceError, MissingZoneError, SolverError
-from e2store.instance.formats import read_instance, write_e2store
+from e2store.instance.e2sfile import write_e2store
+from e2store.instance.formats import read_instance
 from e2store.instance.model import Instance
-from e2store.solver.openings import (
+from e2store.solver.openings import cell_corolles, openings, read_openings, write_openings
+from e2store.solver.parallel import (
     Subtrees,
-    cell_corolles,
     estimate_costs,
     merge_reports,
-    openings,
     plan_chunks,
-    read_openings,
     solve_openings,
-    write_openings,
 )
-from e2store.solver.search import lowest_corner, read_solutions, solve
+from e2store.solver.plan import lowest_corner
+from e2store.solver.search import solve
+from e2store.solver.solutions import read_solutions
 from e2store.store.build import enumerate_store
 from e2store.zones.zonemap import zone_map
 

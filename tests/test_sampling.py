@@ -16,7 +16,8 @@ from e2store.corolles import _kernels
 from e2store.corolles.enumerate import candidate_table, corolle_layout, kernel_args, level_prefixes
 from e2store.corolles.factorised import count_factorised
 from e2store.corolles.sampling import estimate_count
-from e2store.instance.formats import read_instance, write_e2store
+from e2store.instance.e2sfile import write_e2store
+from e2store.instance.formats import read_instance
 from e2store.zones.geometry import ring_offsets
 
 

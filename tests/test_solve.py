@@ -14,18 +14,16 @@ from naive_solver import lowest_corner_nw, naive_solve, symmetry_class_represent
 import e2store.solver.search as solver_mod
 from e2store.cli import main
 from e2store.errors import E2StoreError, InvalidSolutionError, SolverError
-from e2store.instance.formats import read_brendan_solution, read_instance, write_e2store
+from e2store.instance.e2sfile import write_e2store
+from e2store.instance.formats import read_brendan_solution, read_instance
 from e2store.instance.model import Instance
 from e2store.instance.validate import self_similar
-from e2store.solver.search import (
-    SCAN_ORDERS,
+from e2store.solver.scan import SCAN_ORDERS, read_scan_file, read_seed_file, scan_order
+from e2store.solver.search import solve
+from e2store.solver.solutions import (
     check_solution,
     check_solutions,
-    read_scan_file,
-    read_seed_file,
     read_solutions,
-    scan_order,
-    solve,
     write_solutions,
 )
 
@@ -208,7 +206,7 @@ def test_boards_of_more_than_64_pieces_agree_with_the_twin(size):
 
 
 def _run_plan(plan) -> tuple[list[tuple[int, ...]], int]:
-    search = solver_mod._Search(plan, 64)
+    search = solver_mod.Search(plan, 64)
     found = []
     while not search.done:
         found += [tuple(b) for b in search.run(1 << 62, False).tolist()]
@@ -269,7 +267,7 @@ def test_slices_limits_storage_and_interrupts(monkeypatch):
     assert boards(limited) == boards(full)[:limited.stored]
 
     calls = {"n": 0}
-    real_run = solver_mod._Search.run
+    real_run = solver_mod.Search.run
 
     def interrupted_run(self, node_limit, first_only):
         calls["n"] += 1
@@ -277,7 +275,7 @@ def test_slices_limits_storage_and_interrupts(monkeypatch):
             raise KeyboardInterrupt
         return real_run(self, node_limit, first_only)
 
-    monkeypatch.setattr(solver_mod._Search, "run", interrupted_run)
+    monkeypatch.setattr(solver_mod.Search, "run", interrupted_run)
     r = solve(inst, symmetry_break=False, slice_nodes=100, stop_on_interrupt=True)
     assert r.interrupted and not r.complete and 0 < r.nodes < full.nodes
     calls["n"] = 0

@@ -15,7 +15,7 @@ from e2store.cli import main
 from e2store.corolles import placements
 from e2store.corolles.enumerate import count_corolles
 from e2store.errors import StoreError
-from e2store.instance.formats import write_e2store
+from e2store.instance.e2sfile import write_e2store
 from e2store.store import stages
 from e2store.zones.zonemap import zone_map
 

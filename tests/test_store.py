@@ -119,7 +119,7 @@ def test_sigkill_mid_write_then_rerun(tmp_path):
     """A real SIGKILL while a partition is being written: no partial file is visible."""
     inst = generate_instance(6, 6, 4, 6, seed=4, name="kill")  # zone (2,1): ~4M corolles
     path = tmp_path / "kill.e2s"
-    from e2store.instance.formats import write_e2store
+    from e2store.instance.e2sfile import write_e2store
 
     write_e2store(inst, path)
     root = tmp_path / "store"
@@ -188,7 +188,7 @@ def test_newer_format_and_missing_partition_are_clear_errors(tmp_path):
 def test_concurrent_processes_share_one_store(tmp_path):
     inst = _instance(6, 5, 31, 4, 8)
     path = tmp_path / "c.e2s"
-    from e2store.instance.formats import write_e2store
+    from e2store.instance.e2sfile import write_e2store
 
     write_e2store(inst, path)
     root = tmp_path / "store"

@@ -16,8 +16,11 @@ import e2store.solver._unrolled as U
 import e2store.solver.search as solver_mod
 from e2store.errors import SolverError
 from e2store.instance.formats import read_instance
-from e2store.solver.openings import Openings, Subtrees, solve_openings
-from e2store.solver.search import SCAN_ORDERS, build_plan, scan_order, solve
+from e2store.solver.openings import Openings
+from e2store.solver.parallel import Subtrees, solve_openings
+from e2store.solver.plan import build_plan
+from e2store.solver.scan import SCAN_ORDERS, scan_order
+from e2store.solver.search import solve
 
 
 @pytest.fixture(autouse=True)
@@ -147,8 +150,8 @@ def test_split_solve_equals_the_generic_search(size, split, monkeypatch):
     roots (5x3), with and without the symmetry break and with a seed."""
     monkeypatch.setattr(solver_mod, "SPLIT_PREFIXES", split)
     depths = []
-    real = solver_mod._split_depth
-    monkeypatch.setattr(solver_mod, "_split_depth",
+    real = solver_mod.split_depth
+    monkeypatch.setattr(solver_mod, "split_depth",
                         lambda inst, plan: depths.append(real(inst, plan)) or depths[-1])
     w, h = size
     inst = random_instance(w, h, 5, n_frame=2, n_inner=4)
@@ -173,7 +176,7 @@ def test_split_solve_stops_cleanly_on_ctrl_c(monkeypatch):
     inst = random_instance(4, 4, 1)
     full = solve(inst, symmetry_break=False, kernel="generic")
     calls = {"n": 0}
-    real = solver_mod._Unrolled.solve
+    real = solver_mod.UnrolledSearch.solve
 
     def interrupted(self, board, max_stored):
         calls["n"] += 1
@@ -181,7 +184,7 @@ def test_split_solve_stops_cleanly_on_ctrl_c(monkeypatch):
             raise KeyboardInterrupt
         return real(self, board, max_stored)
 
-    monkeypatch.setattr(solver_mod._Unrolled, "solve", interrupted)
+    monkeypatch.setattr(solver_mod.UnrolledSearch, "solve", interrupted)
     r = solve(inst, symmetry_break=False, kernel="unrolled", stop_on_interrupt=True)
     assert r.interrupted and not r.complete and 0 < r.nodes < full.nodes
     assert r.boards.tolist() == full.boards[:r.stored].tolist()

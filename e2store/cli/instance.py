@@ -13,17 +13,12 @@ from pathlib import Path
 
 import click
 
-from e2store.instance.formats import (
-    DEFAULT_SIDES,
-    FORMATS,
-    normalise_sides,
-    read_instance,
-    source_info,
-    write_e2store,
-)
+from e2store.instance.e2sfile import write_e2store
+from e2store.instance.formats import DEFAULT_SIDES, FORMATS, read_instance
 from e2store.instance.generate import GenerationWarning
 from e2store.instance.generate import generate_instance as _generate
 from e2store.instance.model import Instance
+from e2store.instance.parsing import normalise_sides, source_info
 from e2store.instance.stats import format_stats, instance_stats, stats_json
 from e2store.instance.validate import expected_kinds, piece_kinds, validate_or_raise
 

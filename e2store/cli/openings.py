@@ -10,16 +10,9 @@ import click
 from e2store.cli.instance import Size, _instance_arg, instance_options, load_instance
 from e2store.errors import SolverError
 from e2store.instance.model import Instance
-from e2store.solver.openings import (
-    OpeningsResult,
-    merge_reports,
-    openings,
-    parse_cell,
-    read_openings,
-    solve_openings,
-    write_openings,
-)
-from e2store.solver.search import write_solutions
+from e2store.solver.openings import openings, parse_cell, read_openings, write_openings
+from e2store.solver.parallel import OpeningsResult, merge_reports, solve_openings
+from e2store.solver.solutions import write_solutions
 from e2store.store.layout import FORMS
 
 

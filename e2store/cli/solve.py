@@ -12,15 +12,10 @@ from e2store.cli.instance import Size, _instance_arg, instance_options, load_ins
 from e2store.errors import SolverError
 from e2store.query.finals import DEFAULT_FINALS_HAMMING, load_finals
 from e2store.solver._unrolled import AUTO_MIN_DEPTHS, KERNELS
-from e2store.solver.search import (
-    DEFAULT_MAX_STORED,
-    SCAN_ORDERS,
-    SolveResult,
-    lowest_corner,
-    read_seed_file,
-    solve,
-    write_solutions,
-)
+from e2store.solver.plan import lowest_corner
+from e2store.solver.scan import SCAN_ORDERS, read_seed_file
+from e2store.solver.search import DEFAULT_MAX_STORED, SolveResult, solve
+from e2store.solver.solutions import write_solutions
 
 
 @click.command("solve")

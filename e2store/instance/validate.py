@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from e2store.errors import InstanceError
-from e2store.instance.formats import piece_line, source_info
 from e2store.instance.model import GREY, Instance
+from e2store.instance.parsing import piece_line, source_info
 
 LEVELS = ("error", "warning", "info")
 

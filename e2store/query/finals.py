@@ -33,12 +33,11 @@ from e2store.errors import MissingZoneError, SolverError
 from e2store.instance.model import GREY, Instance
 from e2store.store.layout import FORMS
 from e2store.store.read import read_manifest, read_partition
-from e2store.zones.geometry import ring_offsets
+from e2store.zones.geometry import SIDE_STEP, ring_offsets
 from e2store.zones.zonemap import zone_map
 
 DEFAULT_FINALS_HAMMING = 2
 SKIP, KILL = -1, -2  # mask ids: the placement leaves the region unchanged / empties it
-_STEP = ((-1, 0), (0, -1), (1, 0), (0, 1))  # neighbour offset of side W, N, E, S
 
 
 @dataclass(frozen=True)
@@ -207,7 +206,7 @@ def build_index(inst: Instance, regions: list[Region], hamming: int) -> FinalsIn
     frame = np.zeros(n_cells, dtype=np.int64)
     for c in range(n_cells):
         cx, cy = c % w, c // w
-        frame[c] = sum(1 << s for s, (dx, dy) in enumerate(_STEP)
+        frame[c] = sum(1 << s for s, (dx, dy) in enumerate(SIDE_STEP)
                        if not (0 <= cx + dx < w and 0 <= cy + dy < h))
     mid = np.full((len(regions), n_cells * n_v), SKIP, dtype=np.int64)
     chunks: list[np.ndarray] = []
@@ -243,7 +242,7 @@ def build_index(inst: Instance, regions: list[Region], hamming: int) -> FinalsIn
         touching: dict[int, list[tuple[int, int]]] = {}
         for lv, c in enumerate(reg.cells.tolist()):
             cx, cy = c % w, c // w
-            for s, (dx, dy) in enumerate(_STEP):
+            for s, (dx, dy) in enumerate(SIDE_STEP):
                 nx, ny = cx + dx, cy + dy
                 nb = ny * w + nx
                 if 0 <= nx < w and 0 <= ny < h and nb not in in_region:

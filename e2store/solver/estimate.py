@@ -33,15 +33,11 @@ from tqdm import tqdm
 
 from e2store.errors import SolverError
 from e2store.instance.model import Instance
+from e2store.progress import progress_interval
 from e2store.solver import _kernels as K
-from e2store.solver.openings import Subtrees
-from e2store.solver.search import (
-    Seed,
-    _Search,
-    build_plan,
-    progress_interval,
-    search_setup,
-)
+from e2store.solver.parallel import Subtrees
+from e2store.solver.plan import Seed, build_plan, search_setup
+from e2store.solver.search import Search
 
 DEFAULT_SAMPLES = 1000
 PREFIX_FACTOR = 10
@@ -120,7 +116,7 @@ def _prefixes(instance: Instance, order: np.ndarray, roots: list[dict[int, int]]
     seconds = 0.0
     for i, root in enumerate(roots):
         cells = [(c % w, c // w) for c in _prefix_cells(order, root, w, k)]
-        search = _Search(build_plan(instance, np.array(cells, dtype=np.int64), root), _BUFFER)
+        search = Search(build_plan(instance, np.array(cells, dtype=np.int64), root), _BUFFER)
         search.warm_up()
         t0 = time.perf_counter()
         while not search.done:

@@ -267,7 +267,7 @@ def result_of(meta: dict, *, skipped: bool) -> PartitionResult:
 
 def write_instance_file(root: Path, instance: Instance) -> Path:
     """Keep the instance inside the store, so the store is self-describing."""
-    from e2store.instance.formats import write_e2store
+    from e2store.instance.e2sfile import write_e2store
 
     path = Path(root) / f"instance={instance.id}" / "instance.e2s"
     if not path.exists():

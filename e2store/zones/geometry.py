@@ -15,6 +15,7 @@ import numpy as np
 OFF_BOARD = -1
 DX = (-1, 0, 1, 0)  # step towards side s: W, N, E, S
 DY = (0, -1, 0, 1)
+SIDE_STEP = tuple(zip(DX, DY, strict=True))  # (dx, dy) towards side W, N, E, S
 
 
 def n_slots(h: int) -> int:
