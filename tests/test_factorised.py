@@ -87,9 +87,8 @@ def test_every_prefix_depth_gives_the_same_count(h):
     walk), from a depth whose prefixes are parents themselves, down to whole stems (no
     walk); few colours make parents with dead lists and last pieces shared with F."""
     from e2store.corolles import _kernels
-    from e2store.corolles.enumerate import corolle_layout
+    from e2store.corolles.enumerate import corolle_layout, level_prefixes
     from e2store.corolles.factorised import stem_work
-    from e2store.counts.shards import _prefixes
 
     inst = _instance(5, 5, 11, 2, 4)
     for x, y in [(2, 2), (1, 0), (0, 0)]:
@@ -98,7 +97,7 @@ def test_every_prefix_depth_gives_the_same_count(h):
                 *work.ring)
         got = set()
         for k in range(work.n_stem + 1):
-            pref = _prefixes(work.layout.truncated(work.n_stem), work.table, k)
+            pref = level_prefixes(work.layout.truncated(work.n_stem), work.table, k)
             c, s = _kernels.count_factorised(pref, *args)
             got.add((int(c.sum()), int(s.sum())))
         assert len(got) == 1, (x, y, got)
