@@ -1,5 +1,5 @@
-"""Hamming-3 counts: cores and arms (e2store.arms, by bitsets and by inclusion-exclusion)
-against stems (e2store.factorised).
+"""Hamming-3 counts: cores and arms (e2store.corolles.arms, by bitsets and by inclusion-exclusion)
+against stems (e2store.corolles.factorised).
 
     python benchmarks/arms.py --sizes 6 --at 2,2 --at 2,1 --at 1,1
     python benchmarks/arms.py --sizes 7 --at 2,1 --at 3,3 --stems-up-to 3e9 --ie-up-to 3e6

@@ -1,4 +1,4 @@
-"""Estimated counts (e2store.sampling) against exact ones, and for the zones out of reach.
+"""Estimated counts (e2store.corolles.sampling) against exact ones, and for the zones out of reach.
 
     python benchmarks/count_estimates.py --sizes 6 --hamming 3 --exact 0,0 --exact 1,0 \
         --exact 2,0 --exact 0,1 --exact 1,1 --exact 0,2

@@ -43,7 +43,7 @@ def estimate(inst, x: int, y: int, h: int, sample: int) -> tuple[float, float]:
     c = 0
     for i in pick:
         got, _ = _kernels.count_factorised(work.batches[i], work.n_stem, work.layout.n_levels,
-                                           *work.args, work.table.n_pieces, *work.ring)
+                                           *work.args, *work.ring)
         c += int(got.sum())
     scale = len(work.batches) / len(pick)
     return (time.perf_counter() - t0) * scale, c * scale * work.order

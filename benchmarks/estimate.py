@@ -1,9 +1,9 @@
 """Benchmark the search-size estimates (`e2store solve --estimate`) against known totals.
 
-For each benchmark board (from ../shared), `e2store.estimate.estimate` samples M random
+For each benchmark board (from ../shared), `e2store.solver.estimate.estimate` samples M random
 prefixes of the symmetry-broken rowscan search and extrapolates nodes, solutions and the
 time of a complete search on one core.  Where the complete search is known (6x6 exactly,
-`solve`; 7x7 from the complete openings run quoted in the README, 67,791,061,655 nodes and
+`solve`; 7x7 from the complete openings run quoted in docs/benchmarks.md, 67,791,061,655 nodes and
 6,297 solutions) the estimate is compared with it, in standard errors; 8x8 and up are
 estimates only.  Prints, per board and prefix depth: prefixes, samples, estimated nodes and
 solutions with one standard error, the projected single-core seconds, the seconds the
@@ -23,7 +23,7 @@ from pathlib import Path
 from _fresh import in_fresh_process
 
 BENCH = Path(__file__).resolve().parents[2] / "shared" / "instances" / "benchmark"
-KNOWN_7X7 = (67_791_061_655, 6_297)  # README, complete 7x7 search with openings
+KNOWN_7X7 = (67_791_061_655, 6_297)  # docs/benchmarks.md, complete 7x7 search with openings
 
 
 def _case(path: str, samples: int, depth: int | None, out) -> None:

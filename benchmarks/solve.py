@@ -7,7 +7,7 @@ in a fresh process so its peak memory (max RSS, the whole Python process) is its
 kernel is compiled (or loaded from the numba cache) before the clock starts, and the time
 is the best of `--repeat` runs in that process.  A node is one piece placed.
 
-Finals (closures, `e2store.finals`): 6x6 all solutions, rowscan, with the four corner
+Finals (closures, `e2store.query.finals`): 6x6 all solutions, rowscan, with the four corner
 regions at hamming 1 and 2 (their corolles enumerated into a temporary store first, corner
 zone only), against the same search without: nodes, seconds, nodes saved and the cost per
 node.  A full 7x7 search takes tens of minutes, so 7x7 is measured on `--seven-samples`

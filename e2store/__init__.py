@@ -1,7 +1,12 @@
-"""e2store: corolle database and precomputation pipeline for edge-matching puzzles."""
+"""e2store: corolle database and precomputation pipeline for edge-matching puzzles.
+
+Stages, one subpackage each, data flowing one way (docs/design.md):
+`instance` -> `zones` -> `corolles` -> `store` -> `query` -> `solver`, with `reports` and
+`counts` (count tables) beside them and `cli` on top.  `e2store.connect(store)` opens a store
+for queries.
+"""
 
 __version__ = "0.1.0"
-
 
 
 def connect(root, database: str = ":memory:"):

@@ -1,4 +1,4 @@
-"""Slow, obviously-correct pure-Python twin of the solver with finals (`e2store.finals`).
+"""Slow, obviously-correct pure-Python twin of the solver with finals (`e2store.query.finals`).
 
 Shares no code with `e2store`: the search of `naive_solver.naive_solve`, plus, at every
 node that is not a full board, the alive corolles of every region recomputed from scratch

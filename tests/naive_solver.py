@@ -1,4 +1,4 @@
-"""Slow, obviously-correct pure-Python twin of the solver kernel (`e2store._solver_kernels`).
+"""Slow, obviously-correct pure-Python twin of the solver kernel (`e2store.solver._kernels`).
 
 Shares no code with `e2store`: plain recursion over the cells in the given scan order,
 trying every unused piece in every rotation (ascending piece, then rotation, so solutions

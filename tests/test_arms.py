@@ -1,5 +1,5 @@
-"""Hamming-3 counts by cores and arms (e2store.arms) against their naive twin (a product of
-arm configurations), the stem method (e2store.factorised) and full enumeration."""
+"""Hamming-3 counts by cores and arms (e2store.corolles.arms) against their naive twin (a product of
+arm configurations), the stem method (e2store.corolles.factorised) and full enumeration."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The bit intrinsics (e2store._bits) against Python's integers."""
+"""The bit intrinsics (e2store.bits) against Python's integers."""
 
 from __future__ import annotations
 

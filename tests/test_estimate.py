@@ -1,4 +1,4 @@
-"""Search-size estimates (e2store.estimate): exact when every prefix is sampled, unbiased
+"""Search-size estimates (e2store.solver.estimate): exact when every prefix is sampled, unbiased
 and reproducible when not, and the `solve --estimate` command."""
 
 from __future__ import annotations

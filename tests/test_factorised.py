@@ -93,8 +93,7 @@ def test_every_prefix_depth_gives_the_same_count(h):
     inst = _instance(5, 5, 11, 2, 4)
     for x, y in [(2, 2), (1, 0), (0, 0)]:
         work = stem_work(inst, corolle_layout(5, 5, x, y, h), 1, 1)
-        args = (work.n_stem, work.layout.n_levels, *work.args, work.table.n_pieces,
-                *work.ring)
+        args = (work.n_stem, work.layout.n_levels, *work.args, *work.ring)
         got = set()
         for k in range(work.n_stem + 1):
             pref = level_prefixes(work.layout.truncated(work.n_stem), work.table, k)

@@ -1,4 +1,4 @@
-"""Pictures: `e2store.render` (SVG text, PNG via matplotlib) and `e2store render` commands."""
+"""Pictures: `e2store.reports.render` (SVG text, PNG via matplotlib) and `e2store render`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Estimated counts (e2store.sampling): the path kernel against its naive twin, exact when
+"""Estimated counts (e2store.corolles.sampling): the path kernel against its naive twin, exact when
 nothing is sampled, within a few standard errors of the exact count, reproducible."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The generated (unrolled) solver kernel against the pure-Python twin and the generic kernel.
 
-`e2store._unrolled` writes one nested loop per depth; every test here forces it
+`e2store.solver._unrolled` writes one nested loop per depth; every test here forces it
 (`kernel="unrolled"`) on boards far below the "auto" threshold, so each compiles a small
 kernel of its own.  The twin is `tests/naive_solver.py`, as for the generic kernel.
 """

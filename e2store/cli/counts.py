@@ -16,7 +16,7 @@ from e2store.counts.shards import (
     count_tables,
     count_zone,
     estimated_zones,
-    plan_zones,
+    plan_count_zones,
     run_shard,
     uncounted_zones,
     zone_records,
@@ -132,7 +132,7 @@ def counts(instances: tuple[Path, ...], fmt: str, sides: str | None, size: Size 
                    f"{'shards':>6} {'seconds':>10}")
     for h in hammings:
         for path, inst in loaded:
-            zones = plan_zones(inst, _cells(inst, h, at), h, shard_stems, max_shards,
+            zones = plan_count_zones(inst, _cells(inst, h, at), h, shard_stems, max_shards,
                                None if max_stems is None else int(max_stems))
             plans.append({"instance": inst.id, "hamming": h, "zones": zones})
             for zp in zones:
@@ -204,7 +204,7 @@ def count_plan(instance: Path, fmt: str, sides: str | None, size: Size | None, h
     from e2store.files import atomic_write_text
 
     inst = load_instance(instance, fmt, sides, size)
-    zones = plan_zones(inst, _cells(inst, hamming, ()), hamming, shard_stems, max_shards,
+    zones = plan_count_zones(inst, _cells(inst, hamming, ()), hamming, shard_stems, max_shards,
                        None if max_stems is None else int(max_stems))
     atomic_write_text(output, json.dumps({"instance": inst.id, "hamming": hamming,
                                           "zones": zones}, indent=1) + "\n")

@@ -1,5 +1,6 @@
-"""Private numba kernels of the hamming-3 count by arms (`e2store.arms`).  Arrays in, arrays
-out, no I/O; the level vocabulary is `_kernels`'s.  Pure-Python twin: `tests/naive.py`
+"""Private numba kernels of the hamming-3 count by arms (`e2store.corolles.arms`).
+Arrays in, arrays out, no I/O; the level vocabulary is `_kernels`'s.  Pure-Python twin:
+`tests/naive.py`
 (`naive_arms`, a product of arm configurations).
 
 Given the *core* (rings 0 and 1 and the four diagonal cells of ring 2), the rest of a
@@ -26,7 +27,7 @@ then counted one of two ways, both exact:
   D's words, whatever the arms share: on dense boards (few colours) it is hundreds of times
   faster than the walk.
 
-Measured per core (README, *Count tables*), the bitsets win by 30x to 500x where arms share
+Measured per core (docs/counting.md), the bitsets win by 30x to 500x where arms share
 many pieces and tie where they share few, so `method` BY_BITS takes them whenever every arm
 fits in WORDS words, and the walk otherwise; BY_IE always walks (the cross-check).  An
 absent arm (its tip off the board) is an arm with one configuration and no pieces.

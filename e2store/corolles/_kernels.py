@@ -1,6 +1,6 @@
 """Private numba kernels of the corolle enumerator.  Arrays in, arrays out, no I/O.
 
-Shared vocabulary (built by `e2store.enumerate`):
+Shared vocabulary (built by `e2store.corolles.enumerate`):
 
 * a *level* is an on-board slot of the corolle, in ring order; `L` levels in all;
 * `nb1[l]`, `nb2[l]`: levels of the 1 or 2 inner neighbours of level l (-1 when absent),
@@ -594,7 +594,7 @@ def flip_piece(ubits, p):
 
 @njit(cache=True, nogil=True)
 def count_factorised(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bstart,
-                     cands, colours, n_pieces, pbits, hbits, pwt, unit):
+                     cands, colours, pbits, hbits, pwt, unit):
     """Count corolles below each stem prefix without walking the last ring.
 
     The stem is the first `n_stem` levels (rings 0..h-1); each prefix fixes its first k
@@ -721,7 +721,7 @@ def sample_paths(prefixes, u, n_pieces, nb1, ns1, nb2, ns2, base, n_colours, bst
 
 @njit(cache=True, nogil=True)
 def cartesian_stems(prefixes, n_stem, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bstart,
-                    cands, colours, n_pieces, pbits, hbits, pwt, unit, fill, stems_out,
+                    cands, colours, pbits, hbits, pwt, unit, fill, stems_out,
                     counts_out, lens_out, values_out, totals):
     """Stems (fillings of levels < n_stem) with at least one completion, and their last-ring
     candidate lists; the product of the last ring is never walked.

@@ -1,6 +1,6 @@
 """Hamming-3 corolle counts by arms: a second level of factorisation.
 
-`e2store.factorised` walks every stem (every hamming-2 corolle) and counts ring 3 below it.
+`e2store.corolles.factorised` walks every stem (every hamming-2 corolle) and counts ring 3 below it.
 Here the walk stops one step earlier, at the *core*: rings 0 and 1 and the four diagonal
 cells of ring 2.  The 16 cells left form four *arms* (a ring-2 tip, the ring-3 cell beyond
 it and the two ring-3 cells beside it), which touch nothing but the core and their own
@@ -8,7 +8,7 @@ tip, so given the core they are independent but for piece distinctness, counted 
 inclusion-exclusion over the pieces several arms can hold (`_arm_kernels`).  The walk is
 shorter by the product of the four tips' choices (about 10^3 on the Eternity II board);
 the price per core grows with the pieces arms share, so it pays on boards with many
-colours and loses on the dense benchmark boards (README, *Count tables*).
+colours and loses on the dense benchmark boards (docs/counting.md).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def arm_layout(width: int, height: int, x: int, y: int) -> ArmLayout:
 @dataclass(frozen=True)
 class ArmWork:
     """The core walk of one hamming-3 corolle split into prefix batches for the kernel (the
-    fields `e2store.counts` reads are those of `factorised.StemWork`)."""
+    fields `e2store.counts.shards` reads are those of `factorised.StemWork`)."""
 
     arms: ArmLayout
     table: CandidateTable
@@ -143,7 +143,7 @@ def count_arm_batches(work: ArmWork, batches: list[np.ndarray], *, threads: int 
         if (c < 0).any():
             raise ZoneError(f"{desc}: a term of the arm inclusion-exclusion could leave the "
                             f"64-bit range of the kernel; count this zone with the stem "
-                            f"method (e2store.factorised) instead")
+                            f"method (e2store.corolles.factorised) instead")
         return sum(int(v) for v in c), int(s.sum())
 
     total, cores = run_batches(run, batches, threads=threads, progress=progress, desc=desc)

@@ -2,7 +2,7 @@
 
 `count_corolles` counts the corolles centred on one cell; `iter_corolles` streams them in
 chunks of columns (slot-major arrays), so that a zone of hundreds of millions of corolles
-never has to fit in memory.  Both validate their input, then call `e2store._kernels`.
+never has to fit in memory.  Both validate their input, then call `e2store.corolles._kernels`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Factorised corolle counting: stems (rings 0..h-1) times injective choices of ring h.
 
-Cells of one ring are never adjacent (DESIGN.md section 2), so once the stem is filled each
+Cells of one ring are never adjacent (docs/design.md section 2), so once the stem is filled each
 ring-h cell has its own candidate list; the corolles below a stem are the injective
 choices from those lists (pieces distinct from each other and from the stem).  Counting
 them never walks the product: candidates whose piece fits no other ring-h cell only
@@ -127,7 +127,7 @@ def prefix_corolles(work: StemWork, prefixes: np.ndarray) -> np.ndarray:
         raise ValueError(f"prefixes {prefixes.shape} are not fillings of at most "
                          f"{work.n_stem} stem levels")
     return _kernels.count_factorised(prefixes, work.n_stem, work.layout.n_levels, *work.args,
-                                     work.table.n_pieces, *work.ring)[0]
+                                     *work.ring)[0]
 
 
 def prefix_stems(layout: Layout, table: CandidateTable, n_stem: int,
@@ -171,7 +171,7 @@ def count_batches(work: StemWork, batches: list[np.ndarray], *, threads: int = 1
                   progress: bool = False, desc: str = "factorised") -> tuple[int, int]:
     """(corolles, stems) below the stem prefix batches, on `threads` threads, times the
     work's symmetry order."""
-    args = (work.n_stem, work.layout.n_levels, *work.args, work.table.n_pieces, *work.ring)
+    args = (work.n_stem, work.layout.n_levels, *work.args, *work.ring)
 
     def run(batch: np.ndarray) -> tuple[int, int]:
         c, s = _kernels.count_factorised(batch, *args)
@@ -206,14 +206,14 @@ def layout_cartesian_rows(instance: Instance, layout: Layout, threads: int) -> C
     """The cartesian rows of a corolle layout: stems walked by `threads` workers."""
     hamming = layout.hamming
     work = stem_work(instance, layout, threads, 64)
-    table, n_stem, batches, args = work.table, work.n_stem, work.batches, work.args
+    n_stem, batches, args = work.n_stem, work.batches, work.args
     s_in = n_slots(hamming - 1) if hamming > 0 else 0
     m = layout.n_levels - n_stem
 
     def run(batch: np.ndarray):
         totals = np.zeros(m + 1, dtype=np.int64)
         dummy2 = np.zeros((0, 0), dtype=np.int64)
-        _kernels.cartesian_stems(batch, n_stem, layout.n_levels, *args, table.n_pieces,
+        _kernels.cartesian_stems(batch, n_stem, layout.n_levels, *args,
                                  *work.ring, False, dummy2, np.zeros(0, np.int64),
                                  np.zeros((0, 0), np.int32), np.zeros((0, 0), np.int16), totals)
         rows = int(totals[0])
@@ -224,7 +224,7 @@ def layout_cartesian_rows(instance: Instance, layout: Layout, threads: int) -> C
         counts = np.zeros(rows, dtype=np.int64)
         lens = np.zeros((rows, m), dtype=np.int32)
         values = np.zeros((m, int(totals[1:].max()) if m else 0), dtype=np.int16)
-        _kernels.cartesian_stems(batch, n_stem, layout.n_levels, *args, table.n_pieces,
+        _kernels.cartesian_stems(batch, n_stem, layout.n_levels, *args,
                                  *work.ring, True, stems, counts, lens, values, totals)
         return stems, counts, lens, values, totals[1:].copy()
 

@@ -1,6 +1,7 @@
 """Estimated corolle counts, for the zones exact counting cannot reach in a run.
 
-The exact count of a zone (`e2store.factorised`, `e2store.arms`) walks every stem; at
+The exact count of a zone (`e2store.corolles.factorised`, `e2store.corolles.arms`) walks
+every stem; at
 hamming 3 on 8x8 .. 10x10 and on the Eternity II board that is 1e10 to 1e14 stems and more
 (and 10x10's interior zones hold more corolles than int64 can).  `estimate_count` samples
 instead, and says how far off it may be:
@@ -19,7 +20,7 @@ instead, and says how far off it may be:
 
 The values are heavy-tailed (most paths die or weigh little, a few weigh a lot), so the
 standard error is itself an estimate and reads low on small samples: trust it from about
-1e6 samples up (README, *Estimated counts*).  When the strata reach the path end (d =
+1e6 samples up (docs/counting.md).  When the strata reach the path end (d =
 stem levels - tail) nothing is sampled and the result is exact (`exact`, standard error 0).
 Uniforms come from numpy's PCG64 seeded by (seed, batch), batches fixed by the strata
 alone: the same seed gives the same estimate whatever the threads.
@@ -109,7 +110,7 @@ def estimate_count(instance: Instance, x: int, y: int, hamming: int, *,
     m = 1 if exact else max(2, -(-samples // max(1, len(strata))))
     batches = np.array_split(strata, min(len(strata), BATCHES)) if len(strata) else []
     nb1, ns1, nb2, ns2, base, n_colours, bstart, cands, colours = work.args
-    count_args = (n_stem, layout.n_levels, *work.args, table.n_pieces, *work.ring)
+    count_args = (n_stem, layout.n_levels, *work.args, *work.ring)
 
     def below(paths: np.ndarray) -> np.ndarray:
         """Exact corolles below each path (or prefix)."""

@@ -2,7 +2,8 @@
 
 This stage writes no store.  A zone's count is split into shards, each a contiguous range
 of walk prefixes balanced by the work below them: at hamming 3 the cores and arms of
-`e2store.arms`, else the factorised count of `e2store.factorised` (stems times injective
+`e2store.corolles.arms`, else the factorised count of `e2store.corolles.factorised`
+(stems times injective
 choices of the last ring, by Moebius inversion).  Every finished shard leaves a small JSON
 record (written atomically, naming its method), so a killed run resumes where it stopped
 and a cluster can run the shards as separate jobs; the zone's count is the sum of its
@@ -50,8 +51,8 @@ from e2store.reports.tables import (
 from e2store.zones.zonemap import zone_map
 
 # bump when a count or its split changes: old records are redone
-METHOD = "factorised-mobius-2"  # stems and the last ring (e2store.factorised)
-ARM_METHOD = "arms-1"  # hamming 3: cores and arms (e2store.arms)
+METHOD = "factorised-mobius-2"  # stems and the last ring (e2store.corolles.factorised)
+ARM_METHOD = "arms-1"  # hamming 3: cores and arms (e2store.corolles.arms)
 ARM_HAMMING = 3
 BATCHES_PER_SHARD = 64
 
@@ -87,7 +88,7 @@ class ZoneCount:
 
 def method_of(hamming: int) -> str:
     """The count method of a hamming (its records carry the name): arms at hamming 3, where
-    they are 5-20 times faster than stems (README, *Count tables*), else stems."""
+    they are 5-20 times faster than stems (docs/counting.md), else stems."""
     return ARM_METHOD if hamming == ARM_HAMMING else METHOD
 
 
@@ -196,15 +197,7 @@ def shards_for(stems: int, shard_stems: int, max_shards: int) -> int:
     return int(max(1, min(max_shards, math.ceil(stems / max(1, shard_stems)))))
 
 
-def auto_shards(instance: Instance, x: int, y: int, hamming: int, shard_stems: int,
-                max_shards: int) -> int:
-    """Shards for a zone: about `shard_stems` stems each (the hamming h-1 count), capped."""
-    if hamming < 2:
-        return 1
-    return shards_for(zone_stems(instance, x, y, hamming), shard_stems, max_shards)
-
-
-def plan_zones(instance: Instance, cells: Iterable[tuple[int, int]], hamming: int,
+def plan_count_zones(instance: Instance, cells: Iterable[tuple[int, int]], hamming: int,
                shard_stems: int, max_shards: int, max_stems: int | None = None) -> list[dict]:
     """A count plan's zones: `{x, y, shards, stems}` each (stems from hamming 2 up).
 

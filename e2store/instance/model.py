@@ -1,4 +1,4 @@
-"""The puzzle instance: board size and pieces as (W, N, E, S) colours (DESIGN.md section 1)."""
+"""The puzzle instance: board size and pieces as (W, N, E, S) colours (docs/design.md section 1)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,6 @@ import numpy as np
 
 GREY = 0
 SIDES = "WNES"  # side index 0..3, clockwise from west
-
-
-def rotated_colours(piece: np.ndarray, r: int) -> tuple[int, int, int, int]:
-    """Colours shown on W, N, E, S by `piece` (W, N, E, S) turned r quarter turns clockwise."""
-    return tuple(int(piece[(s - r) % 4]) for s in range(4))  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,10 +55,6 @@ class Instance:
     def n_colours(self) -> int:
         """Number of colour ids in use, counting grey: max colour + 1."""
         return int(self.pieces.max()) + 1 if self.n_pieces else 1
-
-    def grey_count(self) -> np.ndarray:
-        """Number of grey sides of each piece."""
-        return (self.pieces == GREY).sum(axis=1)
 
     def colour(self, packed: int, side: int) -> int:
         """Colour shown on `side` by the packed placement `piece*4 + r`."""

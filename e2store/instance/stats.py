@@ -1,4 +1,4 @@
-"""Instance statistics (DESIGN.md section 7), as a JSON-ready dict and as text for humans.
+"""Instance statistics (docs/design.md section 7), as a JSON-ready dict and as text for humans.
 
 Definitions (colour 0, grey, is never counted as a colour):
 

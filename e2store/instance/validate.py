@@ -13,7 +13,7 @@ Levels:
 * info: legal but worth knowing (pieces identical up to rotation; pieces identical to
   themselves under a non-trivial rotation).
 
-Pieces in findings are 0-based piece ids (DESIGN.md); `line` is the 1-based file line when
+Pieces in findings are 0-based piece ids (docs/design.md); `line` is the 1-based file line when
 the instance was read from a file (see `formats.source_info`).
 """
 
@@ -27,8 +27,6 @@ import numpy as np
 from e2store.errors import InstanceError
 from e2store.instance.model import GREY, Instance
 from e2store.instance.parsing import piece_line, source_info
-
-LEVELS = ("error", "warning", "info")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Finals (closures): per-region corolle sets the solver keeps up to date (DESIGN.md section 5).
+"""Finals (closures): per-region corolle sets the solver keeps up to date
+(docs/design.md section 5).
 
 A *region* is the clipped diamond of hamming `h` around one board cell (by default the four
 corners).  Its corolles come from the store (the zone and rotation whose member is that
@@ -152,7 +153,7 @@ def parse_regions(spec: str | list | tuple | None, width: int,
     return list(dict.fromkeys(out))
 
 
-def _store_instance_id(root: Path, manifest: dict, inst: Instance) -> str | None:
+def _store_instance_id(manifest: dict, inst: Instance) -> str | None:
     """The store's id for `inst`: its own id, or one with the same pieces under another name."""
     ids = {p["instance"] for p in manifest["partitions"]}
     if inst.id in ids:
@@ -169,7 +170,7 @@ def region_corolles(root: str | Path, inst: Instance, x: int, y: int,
     manifest = read_manifest(root)
     zm = zone_map(inst.width, inst.height, hamming)
     zone, rot = zm.zone_at(x, y), zm.rotation_at(x, y)
-    iid = _store_instance_id(root, manifest, inst)
+    iid = _store_instance_id(manifest, inst)
     forms = {p["form"] for p in manifest["partitions"] if iid is not None and
              (p["instance"], p["hamming"], p["zone"], p["rotation"]) == (iid, hamming, zone.id,
                                                                         rot)}

@@ -1,4 +1,4 @@
-"""Plots of the statistics tables (e2store.tables): growth with board size and hamming.
+"""Plots of the statistics tables (e2store.reports.tables): growth with board size and hamming.
 
 One PNG per metric (corolles, nodes, bytes per corolle), log-scale y, two panels:
 
@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import io
 import math
-import os
-import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
+from e2store.files import atomic_write_bytes
 from e2store.reports.tables import MISSING, TITLES, Board, Table, board_order
 
 PLOT_METRICS = ("corolles", "nodes", "bytes")
@@ -144,18 +143,6 @@ def figure_png(fig) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
     return buf.getvalue()
-
-
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write a binary file atomically (temp file in the same directory, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def write_plots(tables: Iterable[Table], out_dir: str | Path,

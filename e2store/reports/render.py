@@ -1,6 +1,6 @@
 """Pictures: an instance's pieces, a board, a zone map, a corolle (SVG text; PNG via matplotlib).
 
-Each piece is a square cut along its diagonals into four triangles W, N, E, S (DESIGN.md
+Each piece is a square cut along its diagonals into four triangles W, N, E, S (docs/design.md
 section 1), each filled with the colour of its colour id (`colour_hex`: grey for 0, then a
 fixed categorical palette).  The drawing functions (`svg_pieces`, `svg_board`,
 `svg_zone_map`, `svg_corolle`) only build and return SVG text; `write_picture` writes it,

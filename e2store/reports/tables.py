@@ -1,7 +1,7 @@
 """Statistics tables laid out like the published corolle study.
 
 Per hamming and metric, one table: a row per zone cell `x y` (the canonical cell of a zone,
-in the north-west quadrant, DESIGN.md section 3), a column per instance (board size), and in
+in the north-west quadrant, docs/design.md section 3), a column per instance (board size), and in
 each cell the metric of that zone on that board.  Zone ids depend on the board size, so rows
 are keyed by the cell, never by the zone id: a cell is blank in the columns whose board has
 no zone with that canonical cell.
@@ -46,7 +46,7 @@ TITLES = {
 _CSV_DIGITS = {"seconds": 6, "bytes": 4}
 _MD_DIGITS = {"seconds": 3, "bytes": 2}
 INSTANCE_FILE = "instance.e2s"
-COUNT_FORM = "count"  # a Table of exact counts (e2store.counts), not of a store's partitions
+COUNT_FORM = "count"  # a Table of exact counts (e2store.counts.shards), not of a store's partitions
 
 
 class _Missing:

@@ -41,7 +41,7 @@ and open it) or *undoes* (depth exhausted: go one depth up, unmark that depth's 
 O(1) apart from the opening.  A per-node hook (finals) goes at exactly those two points,
 marked PLACE and UNDO.
 
-FINALS (`e2store.finals`, only in the kernel built with `finals=True`; without it the
+FINALS (`e2store.query.finals`, only in the kernel built with `finals=True`; without it the
 hook is pruned before typing, so the plain kernel is the same code): six trailing arrays
 `fmid, fmask, fidx, fval, flev, fcuts`.  Region g's alive corolles at depth d are the
 non-zero words `fidx[i]` (word index) / `fval[i]` (bits) for i in `flev[2k], flev[2k+1]`,
@@ -79,7 +79,7 @@ DEP = 16
 CAND = 8
 D_CELL, D_I1, D_I2, D_BASE, D_O3, D_I3, D_O4, D_I4, D_SEG = range(9)
 LIST, BITS = 0, 1
-SKIP_MASK, KILL_MASK = -1, -2  # finals mask ids (e2store.finals.SKIP, KILL)
+SKIP_MASK, KILL_MASK = -1, -2  # finals mask ids (e2store.query.finals.SKIP, KILL)
 
 
 def _make_kernels(n_words: int, finals: bool = False):

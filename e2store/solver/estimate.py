@@ -137,7 +137,7 @@ def estimate(instance: Instance, scan: str | Path | np.ndarray = "rowscan", *,
     seed=...)` by searching `samples` random prefixes to the end (module docstring).
     `depth` fixes the prefix depth K instead (0 .. free cells - 1).  Reproducible: the same
     arguments and `rng_seed` give the same figures (all but the seconds).  `kernel`: that of
-    the sampled subtrees (`e2store.openings.Subtrees`)."""
+    the sampled subtrees (`e2store.solver.openings.Subtrees`)."""
     if samples < 1:
         raise SolverError(f"samples {samples} (expected >= 1)")
     if prefix_factor < 1:

@@ -143,7 +143,7 @@ class Subtrees:
     built once; each opening then only sets its fixed values and runs the kernel, about
     100x cheaper per opening than a call of `solve`.  `finals` (optional) is handed to the
     solver's search as `solve(finals=...)` would.  `kernel` picks the kernel of complete
-    searches (`e2store._unrolled.use_unrolled`): "auto" (default) generates one for this
+    searches (`e2store.solver._unrolled.use_unrolled`): "auto" (default) generates one for this
     plan when it is deep enough to pay for compiling, "generic" never, "unrolled" always
     (when the board has at most 64 pieces and there are no finals).
     """

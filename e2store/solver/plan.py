@@ -106,7 +106,7 @@ def search_setup(instance: Instance, scan: str | Path | np.ndarray, seed: Seed |
                  symmetry_break: bool | None,
                  ) -> tuple[np.ndarray, str, dict[int, int], bool, list[dict[int, int]]]:
     """Check a search's arguments and resolve them (shared by `solve` and
-    `e2store.estimate`): (scan order, scan name, seeded cells, symmetry break, roots).
+    `e2store.solver.estimate`): (scan order, scan name, seeded cells, symmetry break, roots).
     `symmetry_break` None means yes without a seed, no with one."""
     w, h = instance.width, instance.height
     if instance.n_pieces != w * h:

@@ -40,6 +40,8 @@ from e2store.solver.solutions import check_solutions
 
 DEFAULT_SLICE_NODES = 1 << 25
 DEFAULT_MAX_STORED = 100_000
+KERNELS = _unrolled.KERNELS  # the kernel choices of `solve(kernel=...)`
+AUTO_MIN_DEPTHS = _unrolled.AUTO_MIN_DEPTHS  # "auto": generated for this many free cells
 
 
 
@@ -262,7 +264,7 @@ def solve(
     The kernel runs `slice_nodes` nodes at a time; between slices a tqdm bar is updated
     (with `progress`) and, with `stop_on_interrupt`, Ctrl-C ends the search cleanly
     (`interrupted` True) instead of raising KeyboardInterrupt.  `finals`: a
-    `e2store.finals.FinalsIndex` (`load_finals`); the search then cuts every branch that
+    `e2store.query.finals.FinalsIndex` (`load_finals`); the search then cuts every branch that
     leaves a region without a compatible corolle and reports `cuts` per region (same
     solutions, fewer nodes).  `kernel` ("auto", "generic" or "unrolled", see
     `e2store.solver._unrolled.use_unrolled`): a complete search (no `first`, `node_limit` or

@@ -10,11 +10,9 @@ The public names of those modules are also reachable here (`e2store.store.read_p
 each submodule is imported on first use, so `import e2store.store` loads no kernel.
 """
 
-from __future__ import annotations
+from e2store.lazy import lazy_exports
 
-import importlib
-
-_API = {
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "layout": ("FORMAT_VERSION", "FORMS", "FORM_FILE", "LOCK", "MANIFEST", "PARTITION_META",
                "ROWS_PER_FILE", "STAGING", "STORE_CHUNK_ROWS", "ZSTD_LEVEL", "cartesian_schema",
                "flat_schema", "layout_metadata", "meta_name", "partition_dir", "prefix_schema"),
@@ -24,12 +22,4 @@ _API = {
               "partition_record", "publish_partition", "result_of", "staging_run", "store_lock",
               "write_flat_file", "write_instance_file", "write_manifest"),
     "build": ("enumerate_store", "enumerate_zone"),
-}
-_WHERE = {name: module for module, names in _API.items() for name in names}
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str):
-    if name in _WHERE:
-        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+})

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from e2store.corolles.forms import prefix_table
 from e2store.errors import StoreError
-from e2store.files import atomic_write_text
+from e2store.files import atomic_write, atomic_write_text
 from e2store.instance.model import Instance
 from e2store.store.layout import (
     FORM_FILE,
@@ -338,13 +338,8 @@ def _write_manifest(root: Path) -> dict:
 
 def write_flat_file(path: Path, cells: np.ndarray, front: np.ndarray, hamming: int) -> None:
     """Write row-major flat rows to one Parquet file, atomically (temp file + rename)."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        cols = [pa.array(np.ascontiguousarray(cells[:, i])) for i in range(cells.shape[1])]
-        cols += [pa.array(np.ascontiguousarray(front[:, i])) for i in range(front.shape[1])]
-        pq.write_table(pa.Table.from_arrays(cols, schema=flat_schema(hamming)), tmp,
-                       compression="zstd", compression_level=ZSTD_LEVEL)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    cols = [pa.array(np.ascontiguousarray(cells[:, i])) for i in range(cells.shape[1])]
+    cols += [pa.array(np.ascontiguousarray(front[:, i])) for i in range(front.shape[1])]
+    table = pa.Table.from_arrays(cols, schema=flat_schema(hamming))
+    atomic_write(path, lambda fh: pq.write_table(table, fh, compression="zstd",
+                                                 compression_level=ZSTD_LEVEL))

@@ -1,4 +1,5 @@
-"""Corolle geometry: ring order, slot rotation, frontier layout, cell kinds (DESIGN.md section 2).
+"""Corolle geometry: ring order, slot rotation, frontier layout, cell kinds
+(docs/design.md section 2).
 
 Everything here depends only on the hamming `h` (slot layout) or on the board size (cell
 kinds), never on pieces.  A cell kind is its *grey mask*: bit `s` is set when side `s`

@@ -1,4 +1,5 @@
-"""Zones: cells whose corolles have the same shape up to translation and rotation (DESIGN.md 3).
+"""Zones: cells whose corolles have the same shape up to translation and rotation
+(docs/design.md section 3).
 
 A cell's *shape* at hamming h is the kind (grey mask, or off-board) of every slot of its
 clipped diamond, in ring order.  Two cells are in one zone when one shape is a quarter-turn
@@ -113,9 +114,9 @@ class ZoneMap:
 
 
 def expected_zone_count(n: int, h: int) -> int:
-    """Zone count of a square N x N board at hamming h (DESIGN.md section 3).
+    """Zone count of a square N x N board at hamming h (docs/design.md section 3).
 
-    DESIGN.md gives (h+1)^2 + h + 2 when M = ceil(N/2) > h+1, else M^2.  The M^2 case holds
+    docs/design.md gives (h+1)^2 + h + 2 when M = ceil(N/2) > h+1, else M^2.  The M^2 case holds
     for even N only: on an odd board the quarter turn of the whole board maps the middle
     column's cell (M-1, y) onto the middle row's cell (y, M-1), so M-1 of the M^2
     north-west-quadrant cells share a zone with another one, leaving M^2 - (M-1).
