@@ -146,6 +146,7 @@ def count(instance: Path, fmt: str, sides: str | None, size: Size | None,
     if method == "arms" and any(h != 3 for h in hammings):
         raise click.BadParameter("the arms method counts hamming 3 only",
                                  param_hint="'--method'")
+    hammings = tuple(dict.fromkeys(hammings))  # each once, in order
     inst = load_instance(instance, fmt, sides, size)
     jobs = [(h, board_cells(inst.width, inst.height, h, at)) for h in hammings]
     if not as_json:
@@ -214,6 +215,7 @@ def enumerate_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None
     from e2store.store.build import enumerate_store
     from e2store.zones.zonemap import zone_map
 
+    hammings = tuple(dict.fromkeys(hammings))  # each once, in order
     inst = load_instance(instance, fmt, sides, size)
     todo = [(h, zone_ids(at, zone_map(inst.width, inst.height, h))) for h in hammings]
     for h, ids in todo:

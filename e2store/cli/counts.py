@@ -118,6 +118,7 @@ def tabulate(instances: tuple[Path, ...], fmt: str, sides: str | None, size: Siz
     from e2store.counts.shards import count_tables, count_zone, plan_zones, uncounted_zones
     from e2store.reports.tables import write_tables
 
+    hammings = tuple(dict.fromkeys(hammings))  # each once, in order
     loaded = [(p, load_instance(p, fmt, sides, size)) for p in instances]
     plans = []
     if not as_json:
@@ -247,6 +248,7 @@ def count_gather(instances: tuple[Path, ...], fmt: str, sides: str | None,
     from e2store.errors import StoreError
     from e2store.reports.tables import write_tables
 
+    hammings = tuple(dict.fromkeys(hammings))  # each once, in order
     loaded = [(p, load_instance(p, fmt, sides, size)) for p in instances]
     left = uncounted_zones(_read_plan(p) for p in plans)
     est = estimated_zones(e for p in estimates for e in _read_estimates(p))

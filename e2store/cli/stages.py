@@ -69,7 +69,7 @@ def _partition_line(p, what: str) -> str:
             f"{p.corolles:,} corolles, {p.bytes:,} bytes, {state}")
 
 
-@command("plan", legacy=LEGACY, legacy_json_file=True, examples=[
+@command("plan", legacy_json_file=True, examples=[
     "e2store stage plan demo7.e2s --hamming 2 --shard-corolles 50000000 -o plan.json",
 ])
 @instance_argument
