@@ -36,6 +36,15 @@ def first_paragraph(text: str) -> str:
     return " ".join(line.strip() for line in para.splitlines() if line.strip() != "\b")
 
 
+def command_names(ctx: click.Context) -> list[str]:
+    """The command names from the root to `ctx`, without the program's name."""
+    names = []
+    while ctx.parent is not None:
+        names.append(ctx.info_name or "")
+        ctx = ctx.parent
+    return names[::-1]
+
+
 class _Tok(str):
     """A command-line token with its own identity (to find it again after a parse)."""
 
@@ -198,7 +207,7 @@ class LazyGroup(click.Group):
         name, cmd, rest = super().resolve_command(ctx, args)
         if name in self.aliases and not ctx.resilient_parsing:
             path, fix = self.aliases[name]
-            here = ctx.command_path.split()[1:]
+            here = command_names(ctx)
             new = " ".join(["e2store", *here, *path])
             old = " ".join(["e2store", *here, name])
             note(f"`{old}` is deprecated: use `{new}`")

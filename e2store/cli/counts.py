@@ -239,12 +239,7 @@ def count_gather(instances: tuple[Path, ...], fmt: str, sides: str | None,
                  plans: tuple[Path, ...], estimates: tuple[Path, ...], require: bool,
                  output: Path) -> None:
     """Sum the shard records into corolles_h<h> and seconds_h<h> tables (.csv, .md)."""
-    from e2store.counts.shards import (
-        count_tables,
-        estimated_zones,
-        uncounted_zones,
-        zone_records,
-    )
+    from e2store.counts.shards import count_tables, estimated_zones, uncounted_zones, zone_records
     from e2store.errors import StoreError
     from e2store.reports.tables import write_tables
 

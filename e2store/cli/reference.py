@@ -11,6 +11,8 @@ from collections.abc import Iterator
 
 import click
 
+from e2store.cli.command import command_names
+
 WIDTH = 100
 
 
@@ -33,7 +35,7 @@ def walk(group: click.Group | None = None, ctx: click.Context | None = None,
         if cmd is None:
             continue
         sub = _context(cmd, name, ctx)
-        path = tuple(ctx.command_path.split()[1:]) + (name,)
+        path = (*command_names(ctx), name)
         yield path, cmd, sub
         if isinstance(cmd, click.Group):
             yield from walk(cmd, sub)
