@@ -50,7 +50,8 @@ def test_zones_json_and_grid_agree_with_the_zone_map():
 
 def test_count_json_lines_match_the_api(inst_file):
     inst, path = inst_file
-    r = run("count", path, "--hamming", 2, "--at", "0,0", "--at", "2,1", "--json")
+    r = run("count", path, "--hamming", 2, "--at", "0,0", "--at", "2,1", "--json",
+            "--method", "enumerate")
     assert r.exit_code == 0, r.output
     rows = [json.loads(ln) for ln in r.output.splitlines()]
     assert [(d["x"], d["y"]) for d in rows] == [(0, 0), (2, 1)]
@@ -60,14 +61,19 @@ def test_count_json_lines_match_the_api(inst_file):
         assert d["zone"] == zone_map(5, 4, 2).zone_of[d["y"], d["x"]]
     r = run("count", path, "--hamming", 1, "--at", "all", "--json", "--threads", 2)
     assert len(r.output.splitlines()) == 20
-    r = run("count", path, "--hamming", 1, "--zones", "--json")
+    r = run("count", path, "--hamming", 1, "--json")
     assert len(r.output.splitlines()) == len(zone_map(5, 4, 1).zones)
+    r = run("count", path, "--hamming", 1, "--hamming", 2, "--json")
+    rows = [json.loads(ln) for ln in r.output.splitlines()]
+    assert [d["hamming"] for d in rows] == ([1] * len(zone_map(5, 4, 1).zones)
+                                            + [2] * len(zone_map(5, 4, 2).zones))
+    assert {d["method"] for d in rows} == {"factorised"}
 
 
 @pytest.mark.parametrize("args,msg", [
     (("--at", "5,0"), "off the 5x4 board"),
     (("--at", "1;x"), "bad cell"),
-    ((), "either --at"),
+    (("--at", "1,1", "--method", "arms"), "hamming 3 only"),
 ])
 def test_count_bad_cells_exit_2(inst_file, args, msg):
     _, path = inst_file
@@ -78,11 +84,11 @@ def test_count_bad_cells_exit_2(inst_file, args, msg):
 def test_enumerate_writes_the_flat_store_and_resumes(inst_file, tmp_path):
     inst, path = inst_file
     out = tmp_path / "st"
-    r = run("enumerate", path, "--hamming", 1, "--zones", "0,0", "--out", out)
+    r = run("enumerate", path, "--hamming", 1, "--at", "0,0", "--store", out)
     assert r.exit_code == 0, r.output
     parts = store.read_manifest(out)["partitions"]
     assert {p["zone"] for p in parts} == {0}
-    r = run("enumerate", path, "--hamming", 1, "--out", out, "--threads", 2)
+    r = run("enumerate", path, "--hamming", 1, "--store", out, "--threads", 2)
     assert r.exit_code == 0
     assert "already complete" in r.output
     parts = store.read_manifest(out)["partitions"]
@@ -93,7 +99,7 @@ def test_enumerate_bad_instance_is_one_line_and_writes_nothing(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("1 2 3\n4 5 6 7\n")
     out = tmp_path / "st"
-    r = run("enumerate", bad, "--hamming", 1, "--out", out)
+    r = run("enumerate", bad, "--hamming", 1, "--store", out)
     assert r.exit_code == 2
     assert r.output.startswith("e2store: error:") and str(bad) in r.output
     assert len(r.output.strip().splitlines()) == 1

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from e2store.cli import main
-from e2store.cli.instance import load_instance, parse_size
+from e2store.cli.options import load_instance, parse_size
 from e2store.errors import InstanceError, InstanceFormatError
 from e2store.instance.formats import read_instance
 from e2store.instance.stats import instance_stats

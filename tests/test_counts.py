@@ -165,8 +165,8 @@ def test_tables_from_records(tmp_path):
 def test_cli_counts_tables_and_shards(tmp_path, shared_instances):
     path = shared_instances / "benchmark" / "pieces_4x4.txt"
     out = tmp_path / "rec"
-    r = CliRunner().invoke(main, ["counts", str(path), "--hamming", "1", "--hamming", "2",
-                                  "--out", str(out), "--tables", str(tmp_path / "t"),
+    r = CliRunner().invoke(main, ["tabulate", str(path), "--hamming", "1", "--hamming", "2",
+                                  "--records", str(out), "-o", str(tmp_path / "t"),
                                   "--shard-stems", "5", "--json"])
     assert r.exit_code == 0, r.output
     lines = [json.loads(s) for s in r.output.splitlines()]
@@ -178,11 +178,13 @@ def test_cli_counts_tables_and_shards(tmp_path, shared_instances):
     md = (tmp_path / "t" / "corolles_h2.md").read_text()
     assert "| 0 1 | 1,301 |" in md
     # one shard job on its own, then the tables with --require
-    r = CliRunner().invoke(main, ["count-shard", str(path), "--hamming", "2", "--at", "1,1",
-                                  "--shard", "0/2", "--out", str(tmp_path / "o2"), "--json"])
+    r = CliRunner().invoke(main, ["stage", "count-shard", str(path), "--hamming", "2", "--at",
+                                  "1,1", "--shard", "0/2", "--records", str(tmp_path / "o2"),
+                                  "--json"])
     assert r.exit_code == 0, r.output
-    r = CliRunner().invoke(main, ["count-tables", str(path), "--hamming", "2", "--out",
-                                  str(tmp_path / "o2"), "--require", "-o", str(tmp_path / "t2")])
+    r = CliRunner().invoke(main, ["stage", "count-gather", str(path), "--hamming", "2",
+                                  "--records", str(tmp_path / "o2"), "--require", "-o",
+                                  str(tmp_path / "t2")])
     assert r.exit_code == 2 and "1,1 have no complete set of shard records" in r.output
 
 
@@ -192,8 +194,8 @@ def test_max_stems_leaves_big_zones_out_of_the_plan_and_the_tables(tmp_path,
     --max-stems 500 the zone (1,1) is planned with 0 shards, never counted, and shown as
     uncounted with its stems; --require spares it only when the plan is given."""
     path = shared_instances / "benchmark" / "pieces_4x4.txt"
-    r = CliRunner().invoke(main, ["counts", str(path), "--hamming", "2", "--max-stems", "500",
-                                  "--out", str(tmp_path / "rec"), "--tables",
+    r = CliRunner().invoke(main, ["tabulate", str(path), "--hamming", "2", "--max-stems",
+                                  "500", "--records", str(tmp_path / "rec"), "-o",
                                   str(tmp_path / "t"), "--json"])
     assert r.exit_code == 0, r.output
     lines = {(d["x"], d["y"]): d for d in map(json.loads, r.output.splitlines())}
@@ -206,14 +208,14 @@ def test_max_stems_leaves_big_zones_out_of_the_plan_and_the_tables(tmp_path,
     assert "1,1,NA" in (tmp_path / "t" / "corolles_h2.csv").read_text()
 
     plan = tmp_path / "plan.json"
-    r = CliRunner().invoke(main, ["count-plan", str(path), "--hamming", "2", "--max-stems",
-                                  "300", "-o", str(plan)])
+    r = CliRunner().invoke(main, ["stage", "count-plan", str(path), "--hamming", "2",
+                                  "--max-stems", "300", "-o", str(plan)])
     assert r.exit_code == 0, r.output
     zones = {(z["x"], z["y"]): (z["stems"], z["shards"])
              for z in json.loads(plan.read_text())["zones"]}
     assert zones == {(0, 0): (56, 1), (1, 0): (294, 1), (0, 1): (294, 1), (1, 1): (797, 0)}
-    tables = ["count-tables", str(path), "--hamming", "2", "--out", str(tmp_path / "rec"),
-              "--require", "-o", str(tmp_path / "t2")]
+    tables = ["stage", "count-gather", str(path), "--hamming", "2", "--records",
+              str(tmp_path / "rec"), "--require", "-o", str(tmp_path / "t2")]
     r = CliRunner().invoke(main, tables)
     assert r.exit_code == 2 and "1,1 have no complete set" in r.output
     r = CliRunner().invoke(main, [*tables, "--plan", str(plan)])
@@ -227,8 +229,9 @@ def test_max_stems_leaves_big_zones_out_of_the_plan_and_the_tables(tmp_path,
 def test_cli_bad_shard_is_a_usage_error(tmp_path):
     inst_path = tmp_path / "i.e2s"
     write_e2store(random_instance(4, 4, 1), inst_path)
-    r = CliRunner().invoke(main, ["count-shard", str(inst_path), "--hamming", "2", "--at",
-                                  "1,1", "--shard", "3/2", "--out", str(tmp_path / "o")])
+    r = CliRunner().invoke(main, ["stage", "count-shard", str(inst_path), "--hamming", "2",
+                                  "--at", "1,1", "--shard", "3/2", "--records",
+                                  str(tmp_path / "o")])
     assert r.exit_code == 2 and "0 <= K < S" in r.output
     assert not (tmp_path / "o").exists()
 

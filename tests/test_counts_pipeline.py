@@ -249,7 +249,7 @@ def test_hamming3_config_limits_boards_one_by_one(tmp_path):
                 "--replace-workflow-config")
     assert proc.returncode == 0, proc.stderr[-3000:]
     plans = [ln for ln in (proc.stdout + proc.stderr).splitlines()
-             if "e2store count-plan " in ln]
+             if "e2store stage count-plan " in ln]
     assert len(plans) == 7
     for ln in plans:
         limited = any(f"/{n}.txt" in ln for n in names[4:])

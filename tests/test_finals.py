@@ -226,7 +226,7 @@ def test_missing_partition_says_what_to_run(tmp_path):
     zm = zone_map(4, 4, 1)
     enumerate_store(tmp_path, inst, 1, [zm.zone_at(0, 0).id], forms=("flat",))
     load_finals(tmp_path, inst, "corners", 1)  # the corner zone is enough for corners
-    with pytest.raises(MissingZoneError, match=r"--hamming 1 --zones 1,1 --out"):
+    with pytest.raises(MissingZoneError, match=r"--hamming 1 --at 1,1 --store"):
         load_finals(tmp_path, inst, ["corners", "1,1"], 1)
     with pytest.raises(MissingZoneError, match=r"e2store enumerate INSTANCE --hamming 2"):
         load_finals(tmp_path, inst, "corners", 2)
@@ -255,7 +255,7 @@ def test_cli_finals_json_and_text(tmp_path):
     store = tmp_path / "store"
     enumerate_store(store, inst, 1, None, forms=("flat",))
     runner = CliRunner()
-    args = ["solve", str(path), "--json", "--finals", str(store), "--finals-hamming", "1"]
+    args = ["solve", str(path), "--json", "--store", str(store), "--finals-hamming", "1"]
     r = runner.invoke(main, args + ["--finals-regions", "corners", "--finals-regions", "1,2"])
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
@@ -264,9 +264,9 @@ def test_cli_finals_json_and_text(tmp_path):
     assert d["finals_regions"] == [[0, 0], [3, 0], [3, 3], [0, 3], [1, 2]]
     assert d["finals_hamming"] == 1 and len(d["cuts"]) == 5 and sum(d["cuts"]) > 0
     assert "cuts" not in json.loads(runner.invoke(main, ["solve", str(path), "--json"]).stdout)
-    r = runner.invoke(main, ["solve", str(path), "--finals", str(store), "--finals-hamming", "1"])
+    r = runner.invoke(main, ["solve", str(path), "--store", str(store), "--finals-hamming", "1"])
     assert r.exit_code == 0 and "finals     hamming 1, cuts (0,0):" in r.stdout
-    r = runner.invoke(main, ["solve", str(path), "--finals", str(store)])  # default h=2
+    r = runner.invoke(main, ["solve", str(path), "--store", str(store)])  # default h=2
     assert r.exit_code == 2 and "e2store enumerate INSTANCE --hamming 2" in r.stderr
 
 
@@ -299,4 +299,4 @@ def test_finals_options_need_a_store(tmp_path):
     path = tmp_path / "i.e2s"
     write_e2store(random_instance(3, 3, 1), path)
     res = CliRunner().invoke(main, ["solve", str(path), "--finals-hamming", "1"])
-    assert res.exit_code == 2 and "--finals-hamming needs --finals STORE" in res.output
+    assert res.exit_code == 2 and "--finals-hamming needs --store DIR" in res.output

@@ -182,22 +182,23 @@ def test_adding_a_form_later_and_the_cli(tmp_path):
     write_e2store(inst, path)
     out = tmp_path / "st"
     run = CliRunner().invoke
-    assert run(main, ["enumerate", str(path), "--hamming", "2", "--out", str(out)]).exit_code == 0
+    r = run(main, ["enumerate", str(path), "--hamming", "2", "--store", str(out)])
+    assert r.exit_code == 0
     flat_files = sorted(p.name for p in out.rglob("part-*.parquet"))
-    r = run(main, ["enumerate", str(path), "--hamming", "2", "--out", str(out), "--form",
+    r = run(main, ["enumerate", str(path), "--hamming", "2", "--store", str(out), "--form",
                    "cartesian", "--form", "prefix"])
     assert r.exit_code == 0, r.output
     assert sorted(p.name for p in out.rglob("part-*.parquet")) == flat_files
     digests = set()
     for form in ("flat", "prefix", "cartesian"):
-        r = run(main, ["expand", str(out), "--hamming", "2", "--zone", "3", "--rotation", "0",
-                       "--form", form, "-o", str(tmp_path / f"{form}.parquet")])
+        r = run(main, ["expand", "--store", str(out), "--hamming", "2", "--zone", "3",
+                       "--rotation", "0", "--form", form, "-o", str(tmp_path / f"{form}.parquet")])
         assert r.exit_code == 0, r.output
         digests.add(r.output.split("sha256 ")[1].strip())
         assert pq.read_table(tmp_path / f"{form}.parquet").num_rows > 0
     assert len(digests) == 1
-    r = run(main, ["enumerate", str(path), "--hamming", "2", "--out", str(out), "--form",
-                   "cartesian", "--force", "--zones", "0,0"])
+    r = run(main, ["enumerate", str(path), "--hamming", "2", "--store", str(out), "--form",
+                   "cartesian", "--force", "--at", "0,0"])
     assert r.exit_code == 0
     assert store.read_partition(out, inst.id, 2, 0, 0, "cartesian")[0].shape[0] > 0
 

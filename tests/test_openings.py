@@ -299,7 +299,7 @@ def test_openings_file_round_trip(stores, tmp_path):
 def test_missing_partitions_name_the_command(stores, tmp_path):
     inst = _inst(SMALL[0][0])
     with pytest.raises(MissingZoneError, match=r"e2store enumerate INSTANCE .* --hamming 3 "
-                       r"--zones 1,1"):
+                       r"--at 1,1"):
         openings(inst, stores, [(1, 1)], 3)
     with pytest.raises(MissingInstanceError, match="no corolles of instance"):
         openings(inst, tmp_path, [(0, 0)], 1)
@@ -326,14 +326,14 @@ def test_cli_openings_and_solve(stores, tmp_path):
     f = tmp_path / "inst.e2s"
     write_e2store(inst, f)
     out = tmp_path / "o.parquet"
-    r = _run("openings", f, "--store", stores, "--cells", "0,0", "1,1", "--hamming", 1,
-             "--out", out, "--symmetry-break")
+    r = _run("openings", f, "--store", stores, "--at", "0,0", "--at", "1,1", "--hamming", 1,
+             "-o", out, "--symmetry-break")
     assert r.exit_code == 0, r.output
     op = read_openings(out)
     assert r.output.startswith(f"{op.count:,} openings of ") and op.cells == [(0, 0), (1, 1)]
     single = solve(inst)
     sols = tmp_path / "s.parquet"
-    r = _run("solve", f, "--openings", out, "--workers", 1, "--json", "--save", sols)
+    r = _run("solve", f, "--openings", out, "--workers", 1, "--json", "-o", sols)
     assert r.exit_code == 0, r.output
     d = json.loads(r.output.strip().splitlines()[-1])
     assert d["solutions"] == single.solutions and d["openings"] == op.count
@@ -348,24 +348,21 @@ def test_cli_openings_and_solve(stores, tmp_path):
         p = tmp_path / f"shard{k}.json"
         p.write_text(r.output.strip().splitlines()[-1])
         reports.append(p)
-    r = _run("solve-merge", *reports, "--out", tmp_path / "m.json")
+    r = _run("stage", "solve-gather", *reports, "-o", tmp_path / "m.json")
     assert r.exit_code == 0, r.output
     assert json.loads((tmp_path / "m.json").read_text())["solutions"] == single.solutions
 
 
 @pytest.mark.parametrize("args,msg", [
-    (["openings", "{f}", "--store", "{s}", "--cells", "0;0", "--hamming", 1, "--out", "{o}"],
-     "bad cell '0;0'"),
-    (["openings", "{f}", "--store", "{s}", "--cells", "9,0", "--hamming", 1, "--out", "{o}"],
+    (["openings", "{f}", "--store", "{s}", "--at", "9,0", "--hamming", 1, "-o", "{o}"],
      "off the 4x4 board"),
-    (["openings", "{f}", "--store", "{s}", "--cells", "0,0", "--hamming", 3, "--out", "{o}"],
+    (["openings", "{f}", "--store", "{s}", "--at", "0,0", "--hamming", 3, "-o", "{o}"],
      "run `e2store enumerate INSTANCE"),
-    (["openings", "{f}", "--store", "{s}", "--cells", "3,3", "--hamming", 1, "--out", "{o}",
+    (["openings", "{f}", "--store", "{s}", "--at", "3,3", "--hamming", 1, "-o", "{o}",
       "--symmetry-break"], "do not cover"),
     (["solve", "{f}", "--workers", 2], "--workers and --shard need --openings"),
     (["solve", "{f}", "--openings", "{f}"], "not a Parquet file"),
-    (["solve", "{f}", "--openings", "{o}", "--seed", "{f}"], "--openings takes neither"),
-    (["solve", "{f}", "--openings", "{o}", "--shard", "2/2"], "shard '2/2'"),
+    (["solve", "{f}", "--openings", "{o}", "--fixed", "{f}"], "--openings takes neither"),
     (["solve", "{f}", "--openings", "{o}", "--scan", "zigzag"], "unknown scan order"),
 ])
 def test_cli_errors_are_one_line(stores, tmp_path, args, msg):
@@ -380,3 +377,16 @@ def test_cli_errors_are_one_line(stores, tmp_path, args, msg):
     lines = r.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("e2store: error: ") and msg in lines[0], \
         r.output
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["openings", "{f}", "--store", "{s}", "--at", "0;x", "--hamming", 1, "-o", "{o}"],
+     "bad cell '0;x'"),
+    (["solve", "{f}", "--openings", "{o}", "--shard", "2/2"], "bad shard '2/2'"),
+])
+def test_cli_bad_values_are_usage_errors(tmp_path, args, msg):
+    f = tmp_path / "inst.e2s"
+    write_e2store(_inst(SMALL[0][0]), f)
+    args = [str(a).format(f=f, s=tmp_path, o=tmp_path / "o.parquet") for a in args]
+    r = _run(*args)
+    assert r.exit_code == 2 and msg in r.stderr and "Usage:" in r.stderr, r.output

@@ -120,19 +120,20 @@ def test_summary_command_writes_atomically_and_selects_by_file(small_store, tmp_
     root, a, _ = small_store
     inst_file = root / f"instance={a.id}" / "instance.e2s"
     md, js = tmp_path / "out" / "s.md", tmp_path / "out" / "s.json"
-    r = CliRunner().invoke(main, ["summary", str(root), "-o", str(md), "--json", str(js),
-                                  "--instance", str(inst_file), "--hamming", "1"])
+    r = CliRunner().invoke(main, ["summary", "--store", str(root), "-o", str(md), "-o",
+                                  str(js), "--instance", str(inst_file), "--hamming", "1"])
     assert r.exit_code == 0, r.output
     got = json.loads(js.read_text())
     assert got == json.loads(json.dumps(summarize(root, [a.id], [1])))
     assert md.read_text() == format_markdown(got)
     assert sorted(p.name for p in md.parent.iterdir()) == ["s.json", "s.md"]  # no temp files
-    r = CliRunner().invoke(main, ["summary", str(root), "--hamming", "1"])
+    r = CliRunner().invoke(main, ["summary", "--store", str(root), "--hamming", "1"])
     assert r.exit_code == 0 and r.output.startswith("# e2store summary")
 
 
 def test_summary_of_a_store_without_manifest_is_one_error_line(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "e2store", "summary", str(tmp_path)],
+    proc = subprocess.run([sys.executable, "-m", "e2store", "summary", "--store",
+                           str(tmp_path)],
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "no manifest" in proc.stderr

@@ -126,7 +126,7 @@ def test_missing_things_are_typed_errors(built):
 def test_sql_cli_and_database_file(built, tmp_path):
     root, inst = built
     run = CliRunner().invoke
-    r = run(main, ["sql", str(root), "SELECT hamming, count(*) AS n FROM corolles "
+    r = run(main, ["sql", "--store", str(root), "SELECT hamming, count(*) AS n FROM corolles "
                    "GROUP BY hamming ORDER BY hamming", "--json"])
     assert r.exit_code == 0, r.output
     rows = [json.loads(x) for x in r.output.splitlines()]
@@ -134,14 +134,14 @@ def test_sql_cli_and_database_file(built, tmp_path):
         want = st.sql("SELECT hamming, count(*) AS n FROM corolles GROUP BY hamming "
                       "ORDER BY hamming").to_pylist()
     assert rows == want
-    r = run(main, ["sql", str(root), "SELECT 1 AS a, 'x' AS b", "--csv"])
+    r = run(main, ["sql", "--store", str(root), "SELECT 1 AS a, 'x' AS b", "--csv"])
     assert r.output == "a,b\n1,x\n"
-    r = run(main, ["sql", str(root), "SELECT 1 AS a"])
+    r = run(main, ["sql", "--store", str(root), "SELECT 1 AS a"])
     assert "(1 row)" in r.output
-    r = run(main, ["sql", str(root), "SELECT nope FROM corolles"])
+    r = run(main, ["sql", "--store", str(root), "SELECT nope FROM corolles"])
     assert r.exit_code == 2 and r.output.startswith("e2store: error:")
     db = tmp_path / "s.duckdb"
-    assert run(main, ["build-db", str(root), "-o", str(db)]).exit_code == 0
+    assert run(main, ["build-db", "--store", str(root), "-o", str(db)]).exit_code == 0
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT count(*) FROM corolles").fetchone()[0] == sum(
         p["rows"] for p in store.read_manifest(root)["partitions"] if p["form"] == "flat")

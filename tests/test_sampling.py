@@ -119,7 +119,7 @@ def test_cli_plan_estimates_the_left_out_zones_and_tables_show_them(tmp_path):
     write_e2store(inst, path)
     run = CliRunner().invoke
     plan, est, rec = tmp_path / "plan.json", tmp_path / "est.json", tmp_path / "rec"
-    r = run(main, ["count-plan", str(path), "--hamming", "2", "--max-stems", "20000",
+    r = run(main, ["stage", "count-plan", str(path), "--hamming", "2", "--max-stems", "20000",
                    "-o", str(plan)])
     assert r.exit_code == 0, r.output
     left = [(z["x"], z["y"]) for z in json.loads(plan.read_text())["zones"] if not z["shards"]]
@@ -129,11 +129,12 @@ def test_cli_plan_estimates_the_left_out_zones_and_tables_show_them(tmp_path):
     assert r.exit_code == 0, r.output
     rows = json.loads(est.read_text())
     assert [(e["x"], e["y"]) for e in rows] == left
-    r = run(main, ["counts", str(path), "--hamming", "2", "--max-stems", "20000",
-                   "--out", str(rec)])
+    r = run(main, ["tabulate", str(path), "--hamming", "2", "--max-stems", "20000",
+                   "--records", str(rec)])
     assert r.exit_code == 0, r.output
-    r = run(main, ["count-tables", str(path), "--hamming", "2", "--out", str(rec), "--plan",
-                   str(plan), "--estimates", str(est), "--require", "-o", str(tmp_path / "t")])
+    r = run(main, ["stage", "count-gather", str(path), "--hamming", "2", "--records", str(rec),
+                   "--plan", str(plan), "--estimates", str(est), "--require", "-o",
+                   str(tmp_path / "t")])
     assert r.exit_code == 0, r.output
     md = (tmp_path / "t" / "corolles_h2.md").read_text()
     for e in rows:
@@ -144,7 +145,7 @@ def test_cli_plan_estimates_the_left_out_zones_and_tables_show_them(tmp_path):
     assert f"| {done['x']} {done['y']} | {want:,} |" in md
     bad = tmp_path / "bad.json"
     bad.write_text('[{"x": 1}]')
-    r = run(main, ["count-tables", str(path), "--hamming", "2", "--out", str(rec),
+    r = run(main, ["stage", "count-gather", str(path), "--hamming", "2", "--records", str(rec),
                    "--estimates", str(bad), "-o", str(tmp_path / "t2")])
     assert r.exit_code != 0 and "bad.json" in r.output and "not an estimates file" in r.output
     other = random_instance(6, 6, 6, 3, 6)

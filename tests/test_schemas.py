@@ -53,29 +53,29 @@ def written(tmp_path_factory) -> dict[str, list[Path]]:
     _run("generate-instance", "--size", "4", "--frame-colours", "2", "--inner-colours", "3",
          "--seed", "2", "-o", inst)
     st = d / "store"
-    _run("enumerate", inst, "--hamming", "1", "--out", st,
+    _run("enumerate", inst, "--hamming", "1", "--store", st,
          "--form", "flat", "--form", "prefix", "--form", "cartesian")
     # hamming 2 stage by stage: zone 0 cut into shards, gathered, rotated and encoded
     plan = d / "plan.json"
-    _run("plan", inst, "--hamming", "2", "--shard-corolles", "1", "--max-shards", "2",
-         "--json", plan)
+    _run("stage", "plan", inst, "--hamming", "2", "--shard-corolles", "1", "--max-shards", "2",
+         "-o", plan)
     zone0 = json.loads(plan.read_text())["zones"][0]
     assert zone0["shards"] == 2
-    common = ("--out", st, "--hamming", "2", "--zone", "0")
+    common = ("--store", st, "--hamming", "2", "--zone", "0")
     for k in range(2):
-        _run("shard", inst, *common, "--shard", f"{k}/2")
-    _run("gather", inst, *common, "--shards", "2")
-    _run("rotate", inst, *common, "--form", "flat")
-    _run("encode", inst, *common, "--form", "prefix")
-    _run("encode", inst, *common, "--form", "cartesian")
+        _run("stage", "shard", inst, *common, "--shard", f"{k}/2")
+    _run("stage", "gather", inst, *common, "--shards", "2")
+    _run("stage", "rotate", inst, *common, "--form", "flat")
+    _run("stage", "encode", inst, *common, "--form", "prefix")
+    _run("stage", "encode", inst, *common, "--form", "cartesian")
     # count plans (one zone left out at hamming 2) and count records (every method)
-    _run("count-plan", inst, "--hamming", "1", "-o", d / "count-plan-h1.json")
-    _run("count-plan", inst, "--hamming", "2", "--max-stems", "1", "-o",
+    _run("stage", "count-plan", inst, "--hamming", "1", "-o", d / "count-plan-h1.json")
+    _run("stage", "count-plan", inst, "--hamming", "2", "--max-stems", "1", "-o",
          d / "count-plan-h2.json")
     rec = d / "records"
-    _run("counts", inst, "--hamming", "1", "--hamming", "2", "--out", rec,
+    _run("tabulate", inst, "--hamming", "1", "--hamming", "2", "--records", rec,
          "--shard-stems", "1", "--max-shards", "3")
-    _run("counts", inst, "--hamming", "3", "--at", "0,0", "--out", rec)
+    _run("tabulate", inst, "--hamming", "3", "--at", "0,0", "--records", rec)
     files = {
         "manifest": [st / "manifest.json"],
         "partition": sorted(st.glob("instance=*/hamming=*/zone=*/rotation=*/_partition*.json")),

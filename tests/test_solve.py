@@ -392,14 +392,14 @@ def test_cli_plain_report_and_first(inst_file):
 def test_cli_save_round_trip(inst_file, tmp_path, suffix):
     inst, path = inst_file
     out = tmp_path / f"sols{suffix}"
-    r = run("solve", path, "--no-symmetry-break", "--save", out)
+    r = run("solve", path, "--no-symmetry-break", "-o", out)
     assert r.exit_code == 0, r.output
     saved = read_solutions(out)
     want = solve(inst, symmetry_break=False)
     assert saved.shape == (want.solutions, 12)
     assert (saved == want.boards).all()
     check_solutions(inst, saved)
-    r = run("solve", path, "--no-symmetry-break", "--save", out, "--keep", 1)
+    r = run("solve", path, "--no-symmetry-break", "-o", out, "--keep", 1)
     assert r.exit_code == 0 and len(read_solutions(out)) == 1
     assert "raise --keep" in r.stderr
 
@@ -428,7 +428,7 @@ def test_cli_errors_are_one_line_exit_2(inst_file, tmp_path):
     assert r.exit_code == 2 and "unknown scan order 'zigzag'" in r.stderr
     seed = tmp_path / "seed.txt"
     seed.write_text("0 0 1\n")
-    r = run("solve", path, "--seed", seed)
+    r = run("solve", path, "--fixed", seed)
     assert r.exit_code == 2 and f"{seed}:1: bad line" in r.stderr
 
 
@@ -439,7 +439,7 @@ def test_cli_seed_file(inst_file, tmp_path):
     seed = tmp_path / "seed.txt"
     seed.write_text("".join(f"{c % 4} {c // 4} {target[c] >> 2} {target[c] & 3}\n"
                             for c in (0, 5)))
-    r = run("solve", path, "--seed", seed, "--json")
+    r = run("solve", path, "--fixed", seed, "--json")
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
     assert d["seeded_cells"] == 2 and not d["symmetry_break"] and d["solutions"] >= 1

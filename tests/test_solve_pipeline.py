@@ -45,7 +45,7 @@ def test_solve_rules_end_to_end(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     _e2store("generate-instance", *GEN, "-o", str(work / "g4.e2s"))
-    _e2store("enumerate", str(work / "g4.e2s"), "--hamming", "1", "--out", str(work / "st"))
+    _e2store("enumerate", str(work / "g4.e2s"), "--hamming", "1", "--store", str(work / "st"))
     base = {"results": "res", "hamming": [1], "forms": ["flat"],
             "instances": {"g4": "g4.e2s"}}
     for sb, name in ((True, "a"),):
@@ -82,7 +82,7 @@ def test_dry_run_with_the_pipeline_store(tmp_path):
     counts = _job_counts(out)
     assert counts["openings"] == 1 and counts["solve_shard"] == 5
     assert counts["solve_merge"] == 1 and counts["receipt"] == 1  # waits for the store
-    assert "--cells 0,0 1,1 --hamming 1 --symmetry-break" in out
+    assert "--at 0,0 --at 1,1 --hamming 1 --symmetry-break" in out
     assert "--shard 4/5 --scan spiral-in --workers 2" in out
     for bad, msg in (({"instance": "nope"}, "not a configured instance"),
                      ({"hamming": 2}, "not enumerated by the pipeline")):

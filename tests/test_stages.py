@@ -194,25 +194,25 @@ def test_stage_commands(board, reference, tmp_path):
     root = tmp_path / "st"
     runner = CliRunner()
     z = zone_map(board.width, board.height, 2).zones[4]
-    res = runner.invoke(main, ["plan", str(inst), "--hamming", "2", "--shard-corolles", "150",
-                               "--json", str(tmp_path / "plan.json")])
+    res = runner.invoke(main, ["stage", "plan", str(inst), "--hamming", "2", "--shard-corolles",
+                               "150", "-o", str(tmp_path / "plan.json")])
     assert res.exit_code == 0, res.output
     plan = json.loads((tmp_path / "plan.json").read_text())
     shards = plan["zones"][z.id]["shards"]
     assert shards > 1 and plan["zones"][z.id]["corolles"] == count_corolles(
         board, z.x, z.y, 2).corolles
-    common = [str(inst), "--out", str(root), "--hamming", "2", "--zone", str(z.id)]
+    common = [str(inst), "--store", str(root), "--hamming", "2", "--zone", str(z.id)]
     for k in range(shards):
-        res = runner.invoke(main, ["shard", *common, "--shard", f"{k}/{shards}"])
+        res = runner.invoke(main, ["stage", "shard", *common, "--shard", f"{k}/{shards}"])
         assert res.exit_code == 0, res.output
-    res = runner.invoke(main, ["gather", *common, "--shards", str(shards), "--json",
+    res = runner.invoke(main, ["stage", "gather", *common, "--shards", str(shards), "-o",
                                str(tmp_path / "g.json")])
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "g.json").read_text())[0]["rotation"] == 0
     for cmd in (["rotate", *common, "--form", "flat"],
                 ["encode", *common, "--form", "prefix"],
                 ["encode", *common, "--form", "cartesian", "--rotation", "0"]):
-        res = runner.invoke(main, [*cmd, "--json", str(tmp_path / "r.json")])
+        res = runner.invoke(main, ["stage", *cmd, "-o", str(tmp_path / "r.json")])
         assert res.exit_code == 0, res.output
     done = json.loads((tmp_path / "r.json").read_text())
     assert [p["rotation"] for p in done] == [0] and done[0]["form"] == "cartesian"
@@ -221,9 +221,9 @@ def test_stage_commands(board, reference, tmp_path):
             a = store.read_partition(reference, board.id, 2, z.id, r, f)
             b = store.read_partition(root, board.id, 2, z.id, r, f)
             assert np.array_equal(a[0], b[0])
-    res = runner.invoke(main, ["shard", *common, "--shard", "3/2"])
+    res = runner.invoke(main, ["stage", "shard", *common, "--shard", "3/2"])
     assert res.exit_code == 2 and "expected 0 <= K < S" in res.output
-    res = runner.invoke(main, ["rotate", *common[:-1], "99", "--form", "flat"])
+    res = runner.invoke(main, ["stage", "rotate", *common[:-1], "99", "--form", "flat"])
     assert res.exit_code == 2 and "zone 99 does not exist" in res.output
 
 

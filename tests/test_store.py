@@ -124,7 +124,7 @@ def test_sigkill_mid_write_then_rerun(tmp_path):
     write_e2store(inst, path)
     root = tmp_path / "store"
     cmd = [sys.executable, "-m", "e2store", "enumerate", str(path), "--hamming", "2",
-           "--zones", "2,1", "--out", str(root)]
+           "--at", "2,1", "--store", str(root)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
     try:
@@ -193,7 +193,7 @@ def test_concurrent_processes_share_one_store(tmp_path):
     write_e2store(inst, path)
     root = tmp_path / "store"
     procs = [subprocess.Popen([sys.executable, "-m", "e2store", "enumerate", str(path),
-                               "--hamming", str(h), "--out", str(root)],
+                               "--hamming", str(h), "--store", str(root)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
              for h in (1, 2, 1)]
     for p in procs:

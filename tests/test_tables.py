@@ -51,7 +51,7 @@ def stats_store(tmp_path_factory):
 
 
 def _count(inst_file, h: int, method: str) -> dict[tuple[int, int], dict]:
-    r = CliRunner().invoke(main, ["count", str(inst_file), "--hamming", str(h), "--zones",
+    r = CliRunner().invoke(main, ["count", str(inst_file), "--hamming", str(h),
                                   "--method", method, "--json"])
     assert r.exit_code == 0, r.output
     rows = [json.loads(line) for line in r.output.splitlines() if line.strip()]
@@ -174,14 +174,14 @@ def test_tables_and_plot_commands(stats_store, tmp_path):
     root, a, _ = stats_store
     inst_file = root / f"instance={a.id}" / "instance.e2s"
     out = tmp_path / "tables"
-    r = CliRunner().invoke(main, ["tables", str(root), "-o", str(out),
+    r = CliRunner().invoke(main, ["tables", "--store", str(root), "-o", str(out),
                                   "--instance", str(inst_file), "--hamming", "2"])
     assert r.exit_code == 0, r.output
     assert sorted(p.name for p in out.iterdir()) == sorted(
         f"{m}_h2.{ext}" for m in METRICS for ext in ("csv", "md"))
     assert (out / "corolles_h2.csv").read_text().splitlines()[0] == "x,y,5x4"
     for name in ("p1", "p2"):
-        r = CliRunner().invoke(main, ["plot", str(root), "-o", str(tmp_path / name)])
+        r = CliRunner().invoke(main, ["plot", "--store", str(root), "-o", str(tmp_path / name)])
         assert r.exit_code == 0, r.output
         assert sorted(p.name for p in (tmp_path / name).iterdir()) == sorted(
             f"{m}.png" for m in PLOT_METRICS)
@@ -189,7 +189,8 @@ def test_tables_and_plot_commands(stats_store, tmp_path):
         png = (tmp_path / "p1" / f"{m}.png").read_bytes()
         assert png.startswith(PNG_MAGIC) and len(png) > 10_000
         assert png == (tmp_path / "p2" / f"{m}.png").read_bytes()  # deterministic
-    r = CliRunner().invoke(main, ["tables", str(root), "-o", str(out), "--hamming", "5"])
+    r = CliRunner().invoke(main, ["tables", "--store", str(root), "-o", str(out), "--hamming",
+                                  "5"])
     assert r.exit_code == 2 and "no flat partitions" in r.output
     assert "Traceback" not in r.output
 

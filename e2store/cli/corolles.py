@@ -1,77 +1,68 @@
-"""Corolle commands: `e2store zones`, `e2store count`, `e2store enumerate`."""
+"""Corolle commands: `e2store zones`, `count`, `enumerate`, `expand`."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
-import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import click
-import numpy as np
-from tqdm import tqdm
 
-from e2store.cli.instance import Size, _instance_arg, _size_cb, instance_options, load_instance
-from e2store.corolles.enumerate import count_corolles
-from e2store.corolles.factorised import count_factorised
-from e2store.errors import ZoneError
-from e2store.store.build import enumerate_store
-from e2store.store.layout import FORMS
-from e2store.store.read import read_manifest, read_partition
-from e2store.store.write import write_flat_file
-from e2store.zones.zonemap import ZoneMap, expected_zone_count, zone_map
+from e2store.cli.command import command
+from e2store.cli.options import (
+    CELLS_OR_ALL,
+    COUNT_METHODS,
+    FORMS,
+    SIZE,
+    Cell,
+    Size,
+    flatten_cells,
+    hamming_option,
+    instance_argument,
+    instance_options,
+    json_option,
+    load_instance,
+    output_option,
+    store_option,
+    threads_option,
+)
+from e2store.progress import progress_interval
 
 
-def progress_interval() -> float:
-    """Seconds between progress updates: live on a terminal, a periodic line in a log."""
-    return 0.5 if sys.stderr.isatty() else 30.0
+def board_cells(width: int, height: int, hamming: int,
+                at: tuple = ()) -> list[Cell]:
+    """The cells of --at values (every cell for 'all'), each checked to be on the board;
+    without --at, every zone's canonical cell."""
+    from e2store.zones.zonemap import zone_map
 
-_CELL = re.compile(r"\s*(\d+)\s*,\s*(\d+)\s*")
-
-
-def parse_cells(values: tuple[str, ...]) -> list[tuple[int, int]] | None:
-    """('1,2', '0,0') -> [(1, 2), (0, 0)]; ('all',) -> None (every cell)."""
-    if any(v.strip().lower() == "all" for v in values):
-        return None
-    cells = []
-    for v in values:
-        for part in re.split(r"\s+|;", v.strip()):
-            if not part:
-                continue
-            m = _CELL.fullmatch(part)
-            if not m:
-                raise click.BadParameter(f"bad cell {part!r}: expected X,Y such as 2,1, or 'all'")
-            cells.append((int(m.group(1)), int(m.group(2))))
+    zm = zone_map(width, height, hamming)
+    if not at:
+        return [(z.x, z.y) for z in zm.zones]
+    wanted = flatten_cells(at)
+    cells = ([(x, y) for y in range(height) for x in range(width)]
+             if wanted is None else wanted)
+    for x, y in cells:
+        zm.check_cell(x, y)
     return cells
 
 
-def _hamming_option(f: Callable) -> Callable:
-    return click.option("--hamming", "hamming", type=click.IntRange(min=0), required=True,
-                        help="Corolle radius h (Manhattan distance from the centre).")(f)
-
-
-def _threads_option(f: Callable) -> Callable:
-    return click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
-                        help="Worker threads (the numba kernels release the GIL).")(f)
-
-
-@click.command("zones")
-@click.option("--size", "size", required=True, callback=_size_cb, metavar="N|WxH",
+@command("zones", examples=[
+    "e2store zones --size 7 --hamming 2",
+    "e2store zones --size 12x6 --hamming 1 --json",
+])
+@click.option("--size", "size", required=True, type=SIZE,
               help="Board size: N (N x N) or WxH; --height overrides the height.")
 @click.option("--height", type=click.IntRange(min=1), default=None, help="Board height (rows).")
-@_hamming_option
-@click.option("--json", "as_json", is_flag=True, help="Print the zones as JSON.")
+@hamming_option
+@json_option("Print the zones as JSON on stdout.")
 def zones(size: Size, height: int | None, hamming: int, as_json: bool) -> None:
     """Print the zones of a board: a grid of zone ids, then each zone's cells and rotations.
 
     In the grid a suffix letter b, c, d marks a member reached by 1, 2, 3 clockwise quarter
     turns of its zone's canonical cell.
     """
+    from e2store.zones.zonemap import zone_map
+
     width, h_rows = size[0], size[1] if height is None else height
-    if width < 1 or h_rows < 1:
-        raise click.BadParameter(f"board {width}x{h_rows}: both sides must be >= 1")
     zm = zone_map(width, h_rows, hamming)
     if as_json:
         click.echo(json.dumps(zm.to_dict()))
@@ -79,7 +70,9 @@ def zones(size: Size, height: int | None, hamming: int, as_json: bool) -> None:
     click.echo(_describe_zones(zm))
 
 
-def _describe_zones(zm: ZoneMap) -> str:
+def _describe_zones(zm) -> str:
+    from e2store.zones.zonemap import expected_zone_count
+
     lines = [f"{zm.width}x{zm.height} board, hamming {zm.hamming}: {len(zm.zones)} zones"]
     if zm.width == zm.height:
         lines[0] += f" (DESIGN.md formula: {expected_zone_count(zm.width, zm.hamming)})"
@@ -92,63 +85,95 @@ def _describe_zones(zm: ZoneMap) -> str:
     return "\n".join(lines)
 
 
-@click.command("count")
-@_instance_arg
+# the work each method reports: search nodes, stems (hamming h-1 corolles) or cores
+WORK = {"enumerate": "nodes", "factorised": "stems", "arms": "cores"}
+
+
+def best_method(hamming: int) -> str:
+    """The exact method the count tables use at this hamming: arms at hamming 3, else
+    factorised (e2store.counts.shards.method_of)."""
+    from e2store.counts.shards import ARM_METHOD, method_of
+
+    return "arms" if method_of(hamming) == ARM_METHOD else "factorised"
+
+
+def count_cell(inst, x: int, y: int, hamming: int, method: str, threads: int = 1,
+               progress: bool = False) -> tuple[int, int, float]:
+    """(corolles, work, seconds) at one cell by `method` (enumerate, factorised, arms)."""
+    if method == "arms":
+        from e2store.corolles.arms import count_by_arms
+
+        a = count_by_arms(inst, x, y, threads=threads, progress=progress)
+        return a.corolles, a.stems, a.seconds
+    if method == "factorised":
+        from e2store.corolles.factorised import count_factorised
+
+        f = count_factorised(inst, x, y, hamming, threads=threads, progress=progress)
+        return f.corolles, f.stems, f.seconds
+    from e2store.corolles.enumerate import count_corolles
+
+    r = count_corolles(inst, x, y, hamming, threads=threads, progress=progress)
+    return r.corolles, r.nodes, r.seconds
+
+
+@command("count", legacy={"--zones": None}, examples=[
+    "e2store count pieces_7x7.txt --hamming 2",
+    "e2store count pieces_7x7.txt --hamming 1 --hamming 2 --at 0,0 --at 3,3 --json",
+    "e2store count pieces_7x7.txt --hamming 3 --at all --threads 2",
+])
+@instance_argument
 @instance_options
-@_hamming_option
-@click.option("--at", "at", multiple=True, metavar="X,Y|all",
-              help="Cell(s) to count at (repeatable), or 'all' for every cell.")
-@click.option("--zones", "by_zone", is_flag=True,
-              help="Count once per zone, at its canonical cell.")
-@click.option("--method", type=click.Choice(("enumerate", "factorised")), default="enumerate",
-              show_default=True,
-              help="enumerate: walk every corolle (reports search nodes); factorised: stems "
-              "times injective choices of the last ring (reports stems), much faster.")
-@_threads_option
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
-def count(instance: Path, fmt: str, sides: str | None, size: Size | None, hamming: int,
-          at: tuple[str, ...], by_zone: bool, method: str, threads: int,
+@hamming_option(multiple=True)
+@click.option("--at", "at", multiple=True, type=CELLS_OR_ALL,
+              help="Cell(s) to count at (repeatable), or 'all' for every cell; default: "
+              "every zone's canonical cell.")
+@click.option("--method", type=click.Choice(COUNT_METHODS), default="auto", show_default=True,
+              help="auto: the count tables' method (arms at hamming 3, else factorised); "
+              "enumerate: walk every corolle (work: search nodes); factorised: stems times "
+              "injective choices of the last ring (work: stems); arms: hamming 3 only, cores "
+              "and four independent arms (work: cores).")
+@threads_option
+@json_option("One JSON object per cell on stdout.")
+def count(instance: Path, fmt: str, sides: str | None, size: Size | None,
+          hammings: tuple[int, ...], at: tuple, method: str, threads: int,
           as_json: bool) -> None:
-    """Count the corolles exactly at the given cells (nothing is written)."""
-    if bool(at) == by_zone:
-        raise click.UsageError("give either --at X,Y (repeatable, or 'all') or --zones")
+    """Count the corolles exactly at the given cells (nothing is written).
+
+    Every method gives the same counts; they differ in speed and in the work they report.
+    """
+    from e2store.zones.zonemap import zone_map
+
+    if method == "arms" and any(h != 3 for h in hammings):
+        raise click.BadParameter("the arms method counts hamming 3 only",
+                                 param_hint="'--method'")
+    hammings = tuple(dict.fromkeys(hammings))  # each once, in order
     inst = load_instance(instance, fmt, sides, size)
-    zm = zone_map(inst.width, inst.height, hamming)
-    if by_zone:
-        cells = [(z.x, z.y) for z in zm.zones]
-    else:
-        wanted = parse_cells(at)
-        cells = ([(x, y) for y in range(inst.height) for x in range(inst.width)]
-                 if wanted is None else wanted)
-    for x, y in cells:
-        zm.check_cell(x, y)
-    work = "stems" if method == "factorised" else "nodes"
+    jobs = [(h, board_cells(inst.width, inst.height, h, at)) for h in hammings]
     if not as_json:
-        click.echo(f"{'x':>3} {'y':>3} {'zone':>5} {'corolles':>15} {work:>15} "
-                   f"{'seconds':>9} {'corolles/s':>12}")
-    for x, y in cells:
-        if method == "factorised":
-            f = count_factorised(inst, x, y, hamming, threads=threads, progress=True)
-            corolles, effort, seconds = f.corolles, f.stems, f.seconds
-        else:
-            r = count_corolles(inst, x, y, hamming, threads=threads, progress=True)
-            corolles, effort, seconds = r.corolles, r.nodes, r.seconds
-        zone = int(zm.zone_of[y, x])
-        rate = corolles / seconds if seconds > 0 else 0.0
-        if as_json:
-            click.echo(json.dumps({"instance": inst.id, "x": x, "y": y, "zone": zone,
-                                   "hamming": hamming, "method": method, "corolles": corolles,
-                                   work: effort, "seconds": round(seconds, 6)}))
-        else:
-            click.echo(f"{x:>3} {y:>3} {zone:>5} {corolles:>15,} {effort:>15,} "
-                       f"{seconds:>9.3f} {rate:>12,.0f}")
+        click.echo(f"{'h':>2} {'x':>3} {'y':>3} {'zone':>5} {'corolles':>15} {'method':>10} "
+                   f"{'work':>15} {'seconds':>9} {'corolles/s':>12}")
+    for h, cells in jobs:
+        used = best_method(h) if method == "auto" else method
+        zm = zone_map(inst.width, inst.height, h)
+        for x, y in cells:
+            corolles, effort, seconds = count_cell(inst, x, y, h, used, threads, True)
+            zone = int(zm.zone_of[y, x])
+            rate = corolles / seconds if seconds > 0 else 0.0
+            if as_json:
+                click.echo(json.dumps({"instance": inst.id, "x": x, "y": y, "zone": zone,
+                                       "hamming": h, "method": used, "corolles": corolles,
+                                       WORK[used]: effort, "seconds": round(seconds, 6)}))
+            else:
+                click.echo(f"{h:>2} {x:>3} {y:>3} {zone:>5} {corolles:>15,} {used:>10} "
+                           f"{effort:>15,} {seconds:>9.3f} {rate:>12,.0f}")
 
 
-def _parse_zones(values: tuple[str, ...], zm: ZoneMap) -> list[int] | None:
-    """--zones all (default) -> None; --zones X,Y ... -> the zones of those cells."""
-    if not values:
-        return None
-    cells = parse_cells(values)
+def zone_ids(at: tuple, zm) -> list[int] | None:
+    """--at X,Y ... -> the ids of those cells' zones; no --at (or 'all') -> None (every
+    zone)."""
+    from e2store.errors import ZoneError
+
+    cells = flatten_cells(at) if at else None
     if cells is None:
         return None
     out = []
@@ -156,74 +181,106 @@ def _parse_zones(values: tuple[str, ...], zm: ZoneMap) -> list[int] | None:
         try:
             out.append(int(zm.zone_at(x, y).id))
         except ZoneError as exc:
-            raise click.BadParameter(str(exc)) from None
+            raise click.BadParameter(str(exc), param_hint="'--at'") from None
     return sorted(set(out))
 
 
-@click.command("enumerate")
-@_instance_arg
+@command("enumerate", legacy={"--out": "--store", "--zones": "--at"}, examples=[
+    "e2store enumerate pieces_7x7.txt --hamming 1 --hamming 2 --store store/",
+    "e2store enumerate pieces_7x7.txt --hamming 2 --at 0,0 --form flat --form cartesian "
+    "--store store/",
+])
+@instance_argument
 @instance_options
-@_hamming_option
-@click.option("--zones", "zone_cells", multiple=True, metavar="all|X,Y",
-              help="Cells whose zones to enumerate (repeatable); default all zones.")
-@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Store directory (created if missing).")
+@hamming_option(multiple=True)
+@click.option("--at", "at", multiple=True, type=CELLS_OR_ALL,
+              help="Enumerate the zones of these cells (repeatable); default: every zone.")
+@store_option(help="Store directory (created if missing).")
 @click.option("--form", "forms", multiple=True, type=click.Choice(FORMS), default=("flat",),
               show_default=True,
               help="Storage form(s) to write (repeatable): flat rows, prefix-compressed rows, "
               "or cartesian stems with last-ring candidate lists.")
-@_threads_option
+@threads_option
 @click.option("--force", is_flag=True, help="Rewrite partitions that are already complete.")
-def enumerate_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, hamming: int,
-                  zone_cells: tuple[str, ...], out: Path, forms: tuple[str, ...], threads: int,
-                  force: bool) -> None:
-    """Enumerate corolles and write them to the store (atomic, resumable)."""
+def enumerate_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None,
+                  hammings: tuple[int, ...], at: tuple, store: Path, forms: tuple[str, ...],
+                  threads: int, force: bool) -> None:
+    """Enumerate corolles and write them to the store (atomic, resumable).
+
+    Every zone of the board (or those of the --at cells) at every --hamming, in every
+    --form; partitions already complete are skipped (unless --force).
+    """
+    from tqdm import tqdm
+
+    from e2store.store.build import enumerate_store
+    from e2store.zones.zonemap import zone_map
+
+    hammings = tuple(dict.fromkeys(hammings))  # each once, in order
     inst = load_instance(instance, fmt, sides, size)
-    zm = zone_map(inst.width, inst.height, hamming)
-    ids = _parse_zones(zone_cells, zm)
-    with tqdm(desc=f"enumerate h={hamming}", unit=" corolles", unit_scale=True,
-              delay=1.0, mininterval=progress_interval()) as bar:
-        results = enumerate_store(out, inst, hamming, ids, force=force, threads=threads,
-                                  progress=bar.update, forms=forms)
-    rows = sum(p.rows for p in results if not p.skipped)
-    size_b = sum(p.bytes for p in results if not p.skipped)
-    skipped = sum(p.skipped for p in results)
-    click.echo(f"{out}: instance={inst.id} hamming={hamming}: "
-               f"{len(results) - skipped} partitions written ({rows:,} rows, {size_b:,} bytes), "
-               f"{skipped} already complete")
+    todo = [(h, zone_ids(at, zone_map(inst.width, inst.height, h))) for h in hammings]
+    for h, ids in todo:
+        with tqdm(desc=f"enumerate h={h}", unit=" corolles", unit_scale=True,
+                  delay=1.0, mininterval=progress_interval()) as bar:
+            results = enumerate_store(store, inst, h, ids, force=force, threads=threads,
+                                      progress=bar.update, forms=forms)
+        rows = sum(p.rows for p in results if not p.skipped)
+        size_b = sum(p.bytes for p in results if not p.skipped)
+        skipped = sum(p.skipped for p in results)
+        click.echo(f"{store}: instance={inst.id} hamming={h}: "
+                   f"{len(results) - skipped} partitions written ({rows:,} rows, "
+                   f"{size_b:,} bytes), {skipped} already complete")
 
 
-@click.command("expand")
-@click.argument("store_root", metavar="STORE", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--instance", "instance_id", default=None,
-              help="Instance id (default: the store's only instance).")
-@_hamming_option
+def instance_id(value: str) -> str:
+    """An instance id, or the id of the instance in the piece file `value` when it exists."""
+    from e2store.instance.formats import read_instance
+
+    path = Path(value)
+    return read_instance(path).id if path.is_file() else value
+
+
+@command("expand", legacy_store_positional=True, examples=[
+    "e2store expand --store store/ --hamming 2 --zone 3 --form cartesian",
+    "e2store expand --store store/ --hamming 2 --zone 3 --rotation 1 --form prefix "
+    "-o zone3.parquet",
+])
+@store_option
+@click.option("--instance", "instance", default=None, metavar="ID|FILE",
+              help="Instance id, or a piece file whose id is used (default: the store's only "
+              "instance).")
+@hamming_option
 @click.option("--zone", type=click.IntRange(min=0), required=True, help="Zone id.")
-@click.option("--rotation", type=click.IntRange(0, 3), default=0, show_default=True)
+@click.option("--rotation", type=click.IntRange(0, 3), default=0, show_default=True,
+              help="Rotation of the partition (clockwise quarter turns).")
 @click.option("--form", type=click.Choice(FORMS), required=True, help="Form to read.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the flat rows to this Parquet file (atomically).")
-def expand(store_root: Path, instance_id: str | None, hamming: int, zone: int, rotation: int,
+@output_option("Write the flat rows to this Parquet file (atomically).")
+def expand(store: Path, instance: str | None, hamming: int, zone: int, rotation: int,
            form: str, output: Path | None) -> None:
     """Expand one partition of any form to flat rows; print rows and a content digest.
 
     The digest is a sha256 over the rows sorted, so the three forms of one partition print
     the same digest.
     """
-    man = read_manifest(store_root)
+    import hashlib
+
+    import numpy as np
+
+    from e2store.store.read import read_manifest, read_partition
+    from e2store.store.write import write_flat_file
+
+    man = read_manifest(store)
     ids = sorted({p["instance"] for p in man["partitions"]})
-    if instance_id is None:
+    if instance is None:
         if len(ids) != 1:
             raise click.UsageError(f"the store holds {len(ids)} instances; give --instance "
                                    f"({', '.join(ids)})")
-        instance_id = ids[0]
-    cells, front = read_partition(store_root, instance_id, hamming, zone, rotation, form)
+        instance = ids[0]
+    else:
+        instance = instance_id(instance)
+    cells, front = read_partition(store, instance, hamming, zone, rotation, form)
     rows = np.hstack([cells.astype(np.int16), front.astype(np.int16)])
     digest = hashlib.sha256(rows[np.lexsort(rows.T[::-1])].tobytes()).hexdigest()
     if output is not None:
         write_flat_file(output, cells, front, hamming)
-    click.echo(f"{instance_id} hamming={hamming} zone={zone} rotation={rotation} form={form}: "
+    click.echo(f"{instance} hamming={hamming} zone={zone} rotation={rotation} form={form}: "
                f"{len(cells):,} corolles, sha256 {digest}")
-
-
-COMMANDS = [zones, count, enumerate_cmd, expand]

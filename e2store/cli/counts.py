@@ -1,4 +1,5 @@
-"""Count-table commands: `e2store counts`, `e2store count-shard`, `e2store count-tables`."""
+"""Count-table commands: `e2store tabulate`, `count-estimate`, and the pipeline steps
+`e2store stage count-plan`, `stage count-shard`, `stage count-gather`."""
 
 from __future__ import annotations
 
@@ -9,38 +10,29 @@ from typing import Any
 
 import click
 
-from e2store.cli.corolles import _threads_option, parse_cells
-from e2store.cli.instance import Size, instance_options, load_instance
-from e2store.corolles.sampling import DEFAULT_SAMPLES, DEFAULT_TAIL, estimate_count
-from e2store.counts.shards import (
-    count_tables,
-    count_zone,
-    estimated_zones,
-    plan_count_zones,
-    run_shard,
-    uncounted_zones,
-    zone_records,
+from e2store.cli.command import command
+from e2store.cli.corolles import board_cells
+from e2store.cli.options import (
+    CELL,
+    CELLS_OR_ALL,
+    DEFAULT_SAMPLES,
+    DEFAULT_TAIL,
+    SHARD,
+    Size,
+    hamming_option,
+    instance_argument,
+    instance_options,
+    json_option,
+    load_instance,
+    output_option,
+    records_option,
+    threads_option,
 )
-from e2store.errors import StoreError
-from e2store.files import atomic_write_text
-from e2store.instance.model import Instance
-from e2store.reports.tables import Board, write_tables
-from e2store.zones.zonemap import zone_map
 
 
-def _cells(inst: Instance, hamming: int, at: tuple[str, ...]) -> list[tuple[int, int]]:
-    zm = zone_map(inst.width, inst.height, hamming)
-    if not at:
-        return [(z.x, z.y) for z in zm.zones]
-    wanted = parse_cells(at)
-    cells = ([(x, y) for y in range(inst.height) for x in range(inst.width)]
-             if wanted is None else wanted)
-    for x, y in cells:
-        zm.check_cell(x, y)
-    return cells
+def _board(path: Path, inst):
+    from e2store.reports.tables import Board
 
-
-def _board(path: Path, inst: Instance) -> Board:
     return Board(inst.id, path.stem, inst.width, inst.height)
 
 
@@ -70,8 +62,8 @@ def _check_estimates(rows: list) -> None:
 
 
 def _read_plan(path: Path) -> dict:
-    """A count plan written by `e2store count-plan`."""
-    return _read_json(path, "plan", "a count plan of `e2store count-plan`", _check_plan)
+    """A count plan written by `e2store stage count-plan`."""
+    return _read_json(path, "plan", "a count plan of `e2store stage count-plan`", _check_plan)
 
 
 def _read_estimates(path: Path) -> list[dict]:
@@ -80,51 +72,53 @@ def _read_estimates(path: Path) -> list[dict]:
                       _check_estimates)
 
 
-def _shard_spec(value: str) -> tuple[int, int]:
-    try:
-        k, s = (int(v) for v in value.split("/"))
-    except ValueError:
-        raise click.BadParameter(f"bad shard {value!r}: expected K/S such as 0/4") from None
-    if s < 1 or not 0 <= k < s:
-        raise click.BadParameter(f"bad shard {value!r}: expected 0 <= K < S")
-    return k, s
-
-
-_out_option = click.option("--out", "out", required=True,
-                           type=click.Path(file_okay=False, path_type=Path),
-                           help="Directory of the shard records (resumable).")
-
-
 _max_stems_option = click.option(
     "--max-stems", type=click.FloatRange(min=1), default=None, metavar="N",
     help="Leave out (uncounted) every zone with more than N stems (hamming h-1 corolles, "
          "counted first); e.g. 2e9. Default: count every zone.")
 
 
-@click.command("counts")
+def _cells(inst, hamming: int, at: tuple = ()) -> list[tuple[int, int]]:
+    return board_cells(inst.width, inst.height, hamming, at)
+
+
+@command("tabulate", legacy={"--out": "--records", "--tables": "--output"}, examples=[
+    "e2store tabulate pieces_4x4.txt pieces_5x5.txt --hamming 1 --hamming 2 "
+    "--records records/ -o tables/",
+    "e2store tabulate pieces_7x7.txt --hamming 3 --max-stems 2e9 --records records/ "
+    "--threads 2 --json",
+])
 @click.argument("instances", nargs=-1, required=True,
                 type=click.Path(dir_okay=False, path_type=Path))
 @instance_options
-@click.option("--hamming", "hammings", type=click.IntRange(min=0), multiple=True,
-              required=True, help="Corolle radius h (repeatable).")
-@click.option("--at", "at", multiple=True, metavar="X,Y|all",
+@hamming_option(multiple=True)
+@click.option("--at", "at", multiple=True, type=CELLS_OR_ALL,
               help="Cells to count (repeatable); default: every zone's canonical cell.")
-@_out_option
+@records_option()
 @click.option("--shard-stems", type=click.IntRange(min=1), default=50_000_000,
               show_default=True,
               help="Aim for about this many stems (hamming h-1 corolles) per shard.")
 @click.option("--max-shards", type=click.IntRange(min=1), default=64, show_default=True,
               help="At most this many shards per zone.")
 @_max_stems_option
-@click.option("--tables", "tables_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=None, help="Also write corolles_h<h> and seconds_h<h> (.csv, .md) here.")
-@_threads_option
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per zone.")
-def counts(instances: tuple[Path, ...], fmt: str, sides: str | None, size: Size | None,
-           hammings: tuple[int, ...], at: tuple[str, ...], out: Path, shard_stems: int,
-           max_shards: int, max_stems: float | None, tables_dir: Path | None, threads: int,
-           as_json: bool) -> None:
-    """Exact corolle counts per zone, shard by shard; a rerun resumes from the records."""
+@output_option("Also write the tables corolles_h<h> and seconds_h<h> (.csv, .md) in this "
+               "directory.", directory=True)
+@threads_option
+@json_option("One JSON object per zone on stdout.")
+def tabulate(instances: tuple[Path, ...], fmt: str, sides: str | None, size: Size | None,
+             hammings: tuple[int, ...], at: tuple, records: Path, shard_stems: int,
+             max_shards: int, max_stems: float | None, output: Path | None, threads: int,
+             as_json: bool) -> None:
+    """Exact corolle counts of every zone of every board: the count tables.
+
+    Counted shard by shard with the best method of the hamming (arms at hamming 3, else
+    factorised: the same counts as `e2store count`); each shard leaves a record under
+    --records, so a rerun resumes where the last one stopped.
+    """
+    from e2store.counts.shards import count_tables, count_zone, plan_count_zones, uncounted_zones
+    from e2store.reports.tables import write_tables
+
+    hammings = tuple(dict.fromkeys(hammings))  # each once, in order
     loaded = [(p, load_instance(p, fmt, sides, size)) for p in instances]
     plans = []
     if not as_json:
@@ -146,7 +140,7 @@ def counts(instances: tuple[Path, ...], fmt: str, sides: str | None, size: Size 
                         click.echo(f"{path.stem:<22} {h:>2} {x:>3} {y:>3} "
                                    f"{'left out: ' + format(zp['stems'], '.2e') + ' stems':>28}")
                     continue
-                z = count_zone(out, inst, x, y, h, shards, threads=threads, progress=True)
+                z = count_zone(records, inst, x, y, h, shards, threads=threads, progress=True)
                 if as_json:
                     click.echo(json.dumps({"instance": inst.id, "x": x, "y": y, "zone": z.zone,
                                            "hamming": h, "corolles": z.corolles,
@@ -156,29 +150,34 @@ def counts(instances: tuple[Path, ...], fmt: str, sides: str | None, size: Size 
                 else:
                     click.echo(f"{path.stem:<22} {h:>2} {x:>3} {y:>3} {z.corolles:>28,} "
                                f"{shards:>6} {z.seconds:>10.2f}")
-    if tables_dir is not None:
-        write_tables(count_tables(out, [(_board(p, i), i) for p, i in loaded], hammings,
-                                  uncounted_zones(plans)), tables_dir)
+    if output is not None:
+        write_tables(count_tables(records, [(_board(p, i), i) for p, i in loaded], hammings,
+                                  uncounted_zones(plans)), output)
 
 
-@click.command("count-shard")
-@click.argument("instance", type=click.Path(dir_okay=False, path_type=Path))
+@command("count-shard", legacy={"--out": "--records"}, examples=[
+    "e2store stage count-shard pieces_7x7.txt --hamming 3 --at 2,1 --shard 0/8 "
+    "--records records/ --json",
+])
+@instance_argument
 @instance_options
-@click.option("--hamming", type=click.IntRange(min=0), required=True)
-@click.option("--at", "at", required=True, metavar="X,Y", help="The zone's cell.")
-@click.option("--shard", "shard", required=True, metavar="K/S",
+@hamming_option
+@click.option("--at", "at", required=True, type=CELL, help="The zone's cell.")
+@click.option("--shard", "shard", required=True, type=SHARD,
               help="Shard K of S (0-based) of the zone's stem prefixes.")
-@_out_option
-@_threads_option
-@click.option("--json", "as_json", is_flag=True, help="Print the shard's result as JSON.")
+@records_option()
+@threads_option
+@json_option("Print the shard's result as JSON on stdout (the pipeline's receipt).")
 def count_shard_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None,
-                    hamming: int, at: str, shard: str, out: Path, threads: int,
-                    as_json: bool) -> None:
+                    hamming: int, at: tuple[int, int], shard: tuple[int, int], records: Path,
+                    threads: int, as_json: bool) -> None:
     """Count one shard of one zone and write its record (skipped when already there)."""
+    from e2store.counts.shards import run_shard
+
     inst = load_instance(instance, fmt, sides, size)
-    k, s = _shard_spec(shard)
-    (x, y), = _cells(inst, hamming, (at,))
-    got = run_shard(out, inst, x, y, hamming, k, s, threads=threads, progress=True)
+    k, s = shard
+    (x, y), = _cells(inst, hamming, ((at,),))
+    got = run_shard(records, inst, x, y, hamming, k, s, threads=threads, progress=True)
     line = {"instance": inst.id, "x": x, "y": y, "hamming": hamming, "shard": k, "shards": s,
             "corolles": got.corolles, "stems": got.stems, "resumed": got.resumed,
             "seconds": round(got.seconds, 6)}
@@ -187,40 +186,46 @@ def count_shard_cmd(instance: Path, fmt: str, sides: str | None, size: Size | No
                f"{' (record already there)' if got.resumed else ''}")
 
 
-@click.command("count-plan")
-@click.argument("instance", type=click.Path(dir_okay=False, path_type=Path))
+@command("count-plan", examples=[
+    "e2store stage count-plan pieces_7x7.txt --hamming 3 --max-stems 2e9 -o plan.json",
+])
+@instance_argument
 @instance_options
-@click.option("--hamming", type=click.IntRange(min=0), required=True)
+@hamming_option
 @click.option("--shard-stems", type=click.IntRange(min=1), default=50_000_000,
-              show_default=True)
-@click.option("--max-shards", type=click.IntRange(min=1), default=64, show_default=True)
+              show_default=True, help="Aim for about this many stems per shard.")
+@click.option("--max-shards", type=click.IntRange(min=1), default=64, show_default=True,
+              help="At most this many shards per zone.")
 @_max_stems_option
-@click.option("-o", "output", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="JSON plan: every zone's cell, stems and shard count (0: left out).")
+@output_option("JSON plan: every zone's cell, stems and shard count (0: left out).",
+               required=True)
 def count_plan(instance: Path, fmt: str, sides: str | None, size: Size | None, hamming: int,
                shard_stems: int, max_shards: int, max_stems: float | None,
                output: Path) -> None:
     """Plan a count table: the zones of the board and the shards of each."""
+    from e2store.counts.shards import plan_count_zones
     from e2store.files import atomic_write_text
 
     inst = load_instance(instance, fmt, sides, size)
-    zones = plan_count_zones(inst, _cells(inst, hamming, ()), hamming, shard_stems, max_shards,
+    zones = plan_count_zones(inst, _cells(inst, hamming), hamming, shard_stems, max_shards,
                        None if max_stems is None else int(max_stems))
     atomic_write_text(output, json.dumps({"instance": inst.id, "hamming": hamming,
                                           "zones": zones}, indent=1) + "\n")
 
 
-@click.command("count-tables")
+@command("count-gather", legacy={"--out": "--records"}, examples=[
+    "e2store stage count-gather pieces_4x4.txt pieces_5x5.txt --hamming 2 --records records/ "
+    "--plan plan4.json --plan plan5.json --require -o tables/",
+])
 @click.argument("instances", nargs=-1, required=True,
                 type=click.Path(dir_okay=False, path_type=Path))
 @instance_options
-@click.option("--hamming", "hammings", type=click.IntRange(min=0), multiple=True,
-              required=True)
-@_out_option
+@hamming_option(multiple=True)
+@records_option()
 @click.option("--plan", "plans", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Count plan(s) of `e2store count-plan` (repeatable): the zones they leave "
-                   "out (0 shards) show as uncounted with their stems, and --require spares "
-                   "them.")
+              help="Count plan(s) of `e2store stage count-plan` (repeatable): the zones they "
+                   "leave out (0 shards) show as uncounted with their stems, and --require "
+                   "spares them.")
 @click.option("--estimates", "estimates", multiple=True,
               type=click.Path(dir_okay=False, path_type=Path),
               help="Estimates of `e2store count-estimate -o` (repeatable): a zone a --plan "
@@ -228,58 +233,71 @@ def count_plan(instance: Path, fmt: str, sides: str | None, size: Size | None, h
 @click.option("--require", is_flag=True,
               help="Fail unless every zone of every board (but those a --plan leaves out) has "
                    "a complete set of shard records.")
-@click.option("-o", "output", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Directory of the tables.")
-def count_tables_cmd(instances: tuple[Path, ...], fmt: str, sides: str | None,
-                     size: Size | None, hammings: tuple[int, ...], out: Path,
-                     plans: tuple[Path, ...], estimates: tuple[Path, ...], require: bool,
-                     output: Path) -> None:
-    """Write corolles_h<h> and seconds_h<h> tables (.csv, .md) from the shard records."""
+@output_option("Directory of the tables.", required=True, directory=True)
+def count_gather(instances: tuple[Path, ...], fmt: str, sides: str | None,
+                 size: Size | None, hammings: tuple[int, ...], records: Path,
+                 plans: tuple[Path, ...], estimates: tuple[Path, ...], require: bool,
+                 output: Path) -> None:
+    """Sum the shard records into corolles_h<h> and seconds_h<h> tables (.csv, .md)."""
+    from e2store.counts.shards import count_tables, estimated_zones, uncounted_zones, zone_records
+    from e2store.errors import StoreError
+    from e2store.reports.tables import write_tables
+
+    hammings = tuple(dict.fromkeys(hammings))  # each once, in order
     loaded = [(p, load_instance(p, fmt, sides, size)) for p in instances]
     left = uncounted_zones(_read_plan(p) for p in plans)
     est = estimated_zones(e for p in estimates for e in _read_estimates(p))
     if require:
         for h in hammings:
             for _, inst in loaded:
-                done = {(r["x"], r["y"]) for r in zone_records(out, inst.id, h)}
+                done = {(r["x"], r["y"]) for r in zone_records(records, inst.id, h)}
                 spared = left.get((inst.id, h), {})
-                missing = [c for c in _cells(inst, h, ()) if c not in done and c not in spared]
+                missing = [c for c in _cells(inst, h) if c not in done and c not in spared]
                 if missing:
                     raise StoreError(
                         f"{inst.id} h={h}: zone cell(s) "
                         f"{' '.join(f'{x},{y}' for x, y in missing)} have no complete "
-                        f"set of shard records under {out}; run `e2store counts` or "
-                        f"`e2store count-shard` for them first")
-    for p in write_tables(count_tables(out, [(_board(p, i), i) for p, i in loaded], hammings,
-                                       left, est), output):
+                        f"set of shard records under {records}; run `e2store tabulate` or "
+                        f"`e2store stage count-shard` for them first")
+    for p in write_tables(count_tables(records, [(_board(p, i), i) for p, i in loaded],
+                                       hammings, left, est), output):
         click.echo(str(p))
 
 
-@click.command("count-estimate")
-@click.argument("instance", type=click.Path(dir_okay=False, path_type=Path))
+@command("count-estimate", examples=[
+    "e2store count-estimate pieces_9x9.txt --hamming 3 --at 4,4 --samples 1e7",
+    "e2store count-estimate pieces_9x9.txt --hamming 3 --plan plan.json -o estimates.json",
+])
+@instance_argument
 @instance_options
-@click.option("--hamming", type=click.IntRange(min=0), required=True)
-@click.option("--at", "at", multiple=True, metavar="X,Y|all",
+@hamming_option
+@click.option("--at", "at", multiple=True, type=CELLS_OR_ALL,
               help="Cells to estimate (repeatable); default: every zone's canonical cell.")
 @click.option("--samples", type=click.FloatRange(min=1), default=DEFAULT_SAMPLES,
               show_default=True, help="Random paths per cell (e.g. 1e8); the standard error "
               "falls as 1/sqrt(samples).")
 @click.option("--tail", type=click.IntRange(min=0), default=DEFAULT_TAIL, show_default=True,
               help="Stem levels counted exactly below each path.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
 @click.option("--plan", "plan", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Estimate the zones this count plan (`e2store count-plan`) leaves out "
-                   "(0 shards) instead of --at cells.")
-@_threads_option
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per cell.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write the estimates as a JSON list here (atomically).")
-def count_estimate_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None,
-                       hamming: int, at: tuple[str, ...], samples: float, tail: int, seed: int,
-                       plan: Path | None, threads: int, as_json: bool,
-                       output: Path | None) -> None:
-    """Estimated corolle counts with standard errors, for zones exact counting cannot reach
-    (e2store.sampling); exact when the sample would cover every path."""
+              help="Estimate the zones this count plan (`e2store stage count-plan`) leaves "
+                   "out (0 shards) instead of --at cells.")
+@threads_option
+@json_option("One JSON object per cell on stdout.")
+@output_option("Also write the estimates as a JSON list to this file (atomically).")
+def count_estimate(instance: Path, fmt: str, sides: str | None, size: Size | None,
+                   hamming: int, at: tuple, samples: float, tail: int, seed: int,
+                   plan: Path | None, threads: int, as_json: bool,
+                   output: Path | None) -> None:
+    """Estimated corolle counts with standard errors, for zones exact counting cannot reach.
+
+    Random paths down the stem walk (e2store.corolles.sampling); exact when the sample
+    would cover every path.
+    """
+    from e2store.corolles.sampling import estimate_count
+    from e2store.counts.shards import uncounted_zones
+    from e2store.files import atomic_write_text
+
     inst = load_instance(instance, fmt, sides, size)
     if plan is not None and at:
         raise click.UsageError("give --plan or --at cells, not both")
@@ -310,6 +328,3 @@ def count_estimate_cmd(instance: Path, fmt: str, sides: str | None, size: Size |
                        f"{e.seconds:>9.2f}")
     if output is not None:
         atomic_write_text(output, json.dumps(rows, indent=1) + "\n")
-
-
-COMMANDS = [counts, count_shard_cmd, count_plan, count_tables_cmd, count_estimate_cmd]

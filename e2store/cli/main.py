@@ -1,4 +1,9 @@
-"""Command line interface: `e2store COMMAND ...` (click)."""
+"""Command line interface: `e2store COMMAND ...` (click).
+
+Commands are imported when they are asked for (`LazyGroup`), and command modules import
+the kernels (numba), pyarrow, duckdb and matplotlib inside their bodies: `e2store --help`
+and the commands that run no kernel start fast.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,55 @@ import sys
 
 import click
 
+from e2store.cli.command import CONTEXT_SETTINGS, LazyGroup
 from e2store.errors import E2StoreError
 
+# the visible commands, in the order of the help
+COMMANDS = {
+    "validate": "e2store.cli.instance:validate",
+    "generate-instance": "e2store.cli.instance:generate_instance",
+    "stats": "e2store.cli.instance:stats",
+    "zones": "e2store.cli.corolles:zones",
+    "count": "e2store.cli.corolles:count",
+    "count-estimate": "e2store.cli.counts:count_estimate",
+    "tabulate": "e2store.cli.counts:tabulate",
+    "enumerate": "e2store.cli.corolles:enumerate_cmd",
+    "expand": "e2store.cli.corolles:expand",
+    "summary": "e2store.cli.summary:summary",
+    "tables": "e2store.cli.summary:tables",
+    "plot": "e2store.cli.summary:plot",
+    "sql": "e2store.cli.query:sql",
+    "build-db": "e2store.cli.query:build_db",
+    "render": "e2store.cli.render:render",
+    "openings": "e2store.cli.openings:openings_cmd",
+    "solve": "e2store.cli.solve:solve_cmd",
+    "stage": "e2store.cli.stage:stage",  # hidden: the pipeline's steps
+}
 
-class _Group(click.Group):
+
+def _solve_merge_json(args: list[str]) -> list[str]:
+    """`solve-merge` printed the merged JSON unless it wrote a file: keep that."""
+    writes = any(a in ("-o", "--output", "--out") or a.startswith(("--out=", "--output="))
+                 for a in args)
+    return args if writes else [*args, "--json"]
+
+
+# old command names: hidden, working for one release, with a note on stderr
+ALIASES = {
+    "plan": (("stage", "plan"), None),
+    "shard": (("stage", "shard"), None),
+    "gather": (("stage", "gather"), None),
+    "rotate": (("stage", "rotate"), None),
+    "encode": (("stage", "encode"), None),
+    "count-plan": (("stage", "count-plan"), None),
+    "count-shard": (("stage", "count-shard"), None),
+    "count-tables": (("stage", "count-gather"), None),
+    "solve-merge": (("stage", "solve-gather"), _solve_merge_json),
+    "counts": (("tabulate",), None),
+}
+
+
+class MainGroup(LazyGroup):
     """Turns every e2store error into one clear line on stderr and exit code 2, no traceback."""
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
@@ -23,49 +73,19 @@ class _Group(click.Group):
             sys.exit(2)
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("e2store", cls=MainGroup, lazy=COMMANDS, aliases=ALIASES,
+             context_settings=CONTEXT_SETTINGS,
+             epilog="\b\nRun `e2store COMMAND --help` for a command's options and examples.\n"
+                    "Pipeline steps (the Snakemake rules run them): `e2store stage --help`.")
 @click.version_option(package_name="e2store")
 def main() -> None:
-    """e2store: corolle database and precomputation pipeline for edge-matching puzzles."""
+    """e2store: corolle database and precomputation pipeline for edge-matching puzzles.
 
+    Instances are piece files (INSTANCE); a store is a directory of Parquet partitions
+    (--store DIR); files a command writes are named with -o/--output; --json prints JSON
+    on stdout.
+    """
 
-def _register() -> None:
-    from e2store.cli import (
-        corolles as cli_corolles,
-    )
-    from e2store.cli import (
-        counts as cli_counts,
-    )
-    from e2store.cli import (
-        instance as cli_instance,
-    )
-    from e2store.cli import (
-        openings as cli_openings,
-    )
-    from e2store.cli import (
-        query as cli_query,
-    )
-    from e2store.cli import (
-        render as cli_render,
-    )
-    from e2store.cli import (
-        solve as cli_solve,
-    )
-    from e2store.cli import (
-        stages as cli_stages,
-    )
-    from e2store.cli import (
-        summary as cli_summary,
-    )
-
-    for cmd in (cli_instance.COMMANDS + cli_corolles.COMMANDS + cli_counts.COMMANDS
-                + cli_summary.COMMANDS
-                + cli_stages.COMMANDS + cli_query.COMMANDS + cli_render.COMMANDS
-                + cli_solve.COMMANDS + cli_openings.COMMANDS):
-        main.add_command(cmd)
-
-
-_register()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,4 +1,5 @@
-"""Openings commands: `e2store openings` and the `--openings` runs of `e2store solve`."""
+"""Openings commands: `e2store openings`, the `--openings` runs of `e2store solve`, and
+`e2store stage solve-gather`."""
 
 from __future__ import annotations
 
@@ -7,71 +8,86 @@ from pathlib import Path
 
 import click
 
-from e2store.cli.instance import Size, _instance_arg, instance_options, load_instance
-from e2store.errors import SolverError
-from e2store.instance.model import Instance
-from e2store.solver.openings import openings, parse_cell, read_openings, write_openings
-from e2store.solver.parallel import OpeningsResult, merge_reports, solve_openings
-from e2store.solver.solutions import write_solutions
-from e2store.store.layout import FORMS
+from e2store.cli.command import command
+from e2store.cli.options import (
+    CELLS,
+    FORMS,
+    Size,
+    flatten_cells,
+    hamming_option,
+    instance_argument,
+    instance_options,
+    json_option,
+    load_instance,
+    note,
+    output_option,
+    store_option,
+)
 
 
-@click.command("openings")
-@_instance_arg
-@click.argument("more_cells", nargs=-1, metavar="")
+class _UnlistedArgument(click.Argument):
+    """A positional argument kept for old command lines: not shown in the usage line."""
+
+    def get_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return []
+
+
+@command("openings", legacy={"--cells": "--at", "--out": "--output"}, examples=[
+    "e2store openings demo7.e2s --store store/ --hamming 2 --at 0,0 --at 6,6 "
+    "--symmetry-break -o openings.parquet",
+    "e2store solve demo7.e2s --openings openings.parquet --workers 2",
+])
+@instance_argument
+@click.argument("more_cells", nargs=-1, cls=_UnlistedArgument)
 @instance_options
-@click.option("--store", "store_root", required=True, metavar="STORE",
-              type=click.Path(file_okay=False, path_type=Path),
-              help="Corolle store holding the partitions of the chosen cells.")
-@click.option("--cells", "cells", multiple=True, required=True, metavar="X,Y [X,Y ...]",
-              help="Centres of the corolles to combine, joined in this order.")
-@click.option("--hamming", type=click.IntRange(min=0), required=True, help="Corolle radius h.")
-@click.option("--out", "out", required=True, metavar="FILE",
-              type=click.Path(dir_okay=False, path_type=Path), help="Openings file (Parquet).")
+@store_option(help="Corolle store holding the partitions of the chosen cells.")
+@click.option("--at", "at", multiple=True, required=True, type=CELLS,
+              help="Centres of the corolles to combine (repeatable), joined in this order.")
+@hamming_option
+@output_option("Openings file to write (Parquet).", required=True)
 @click.option("--symmetry-break", "symmetry_break", is_flag=True,
               help="Keep only openings with the lowest corner piece where the solver fixes "
               "it ((0,0) must be covered): their totals are the symmetry-broken counts.")
 @click.option("--form", type=click.Choice(FORMS), default="flat", show_default=True,
               help="Store form to read the corolles from.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@json_option("Print the summary as one JSON object on stdout.")
 def openings_cmd(instance: Path, more_cells: tuple[str, ...], fmt: str, sides: str | None,
-                 size: Size | None, store_root: Path, cells: tuple[str, ...], hamming: int,
-                 out: Path, symmetry_break: bool, form: str, as_json: bool) -> None:
-    """Write every consistent combination of corolles at the chosen cells (no piece twice,
-    overlapping cells agree, touching sides match) as partial boards; print the count."""
-    chosen = [parse_cell(c) for text in (*cells, *more_cells) for c in text.split()]
+                 size: Size | None, store: Path, at: tuple, hamming: int, output: Path,
+                 symmetry_break: bool, form: str, as_json: bool) -> None:
+    """Write every consistent combination of corolles at the chosen cells as partial boards.
+
+    Consistent: no piece twice, overlapping cells agree, touching sides match.  Each opening
+    is the root of an independent subtree of the search (`e2store solve --openings`).
+    """
+    from e2store.solver.openings import openings, write_openings
+
+    chosen = flatten_cells(at)
+    if more_cells:
+        note("cells as separate arguments after --at are deprecated: repeat --at X,Y")
+        chosen += [c for v in more_cells for c in CELLS.convert(v, None, None)]
     inst = load_instance(instance, fmt, sides, size)
-    op = openings(inst, store_root, chosen, hamming, symmetry_break=symmetry_break, form=form)
-    write_openings(out, op)
+    op = openings(inst, store, chosen, hamming, symmetry_break=symmetry_break, form=form)
+    write_openings(output, op)
     if as_json:
-        click.echo(json.dumps({**op.to_dict(), "out": str(out)}))
+        click.echo(json.dumps({**op.to_dict(), "out": str(output)}))
     else:
         click.echo(f"{op.count:,} openings of {inst.name} ({inst.width}x{inst.height}) at "
                    f"{' '.join(f'{x},{y}' for x, y in chosen)}, hamming {hamming}"
                    f"{', symmetry broken' if symmetry_break else ''}: {len(op.covered)} cells "
-                   f"each, written to {out} ({op.seconds:.2f} s)")
+                   f"each, written to {output} ({op.seconds:.2f} s)")
 
 
-def parse_shard(text: str | None) -> tuple[int, int] | None:
-    """'K/S' -> (K, S); SolverError otherwise."""
-    if text is None:
-        return None
-    parts = text.split("/")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-        raise SolverError(f"bad shard {text!r} (expected K/S, e.g. 0/4)")
-    k, s = int(parts[0]), int(parts[1])
-    if not (s >= 1 and 0 <= k < s):
-        raise SolverError(f"shard {text!r} (expected K/S with 0 <= K < S)")
-    return k, s
-
-
-def solve_with_openings(inst: Instance, path: Path, workers: int, scan: str, first: bool,
-                        shard: str | None, save: Path | None, keep: int, as_json: bool,
-                        finals=None, kernel: str = "auto") -> None:
+def solve_with_openings(inst, path: Path, workers: int, scan: str, first: bool,
+                        shard: tuple[int, int] | None, save: Path | None, keep: int,
+                        as_json: bool, finals=None, kernel: str = "auto") -> None:
     """`e2store solve --openings FILE`: solve the openings over processes, print a report."""
+    from e2store.solver.openings import read_openings
+    from e2store.solver.parallel import solve_openings
+    from e2store.solver.solutions import write_solutions
+
     ops = read_openings(path)
     res = solve_openings(inst, ops, workers=workers, scan=scan, first=first,
-                         shard=parse_shard(shard), max_stored=keep, progress=True, finals=finals,
+                         shard=shard, max_stored=keep, progress=True, finals=finals,
                          kernel=kernel)
     if save is not None:
         write_solutions(save, res.boards, inst, res.scan)
@@ -87,7 +103,7 @@ def solve_with_openings(inst: Instance, path: Path, workers: int, scan: str, fir
                    f"(raise --keep to save more)", err=True)
 
 
-def format_openings_report(r: OpeningsResult, inst_name: str, path: Path,
+def format_openings_report(r, inst_name: str, path: Path,
                            save: Path | None = None) -> str:
     state = ("complete" if r.complete and not r.first_only else
              "stopped at the first solution" if r.complete else "incomplete")
@@ -109,23 +125,24 @@ def format_openings_report(r: OpeningsResult, inst_name: str, path: Path,
     return "\n".join(lines)
 
 
-@click.command("solve-merge")
+@command("solve-gather", legacy={"--out": "--output"}, examples=[
+    "e2store stage solve-gather shards/shard-*.json -o solve.json",
+])
 @click.argument("reports", nargs=-1, required=True,
                 type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "out", default=None, type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the merged JSON here (atomically) instead of printing it.")
-def solve_merge_cmd(reports: tuple[Path, ...], out: Path | None) -> None:
+@output_option("Write the merged report as JSON to this file (atomically).")
+@json_option("Print the merged report as JSON on stdout.")
+def solve_gather(reports: tuple[Path, ...], output: Path | None, as_json: bool) -> None:
     """Sum the `solve --openings --shard K/S --json` reports of all S shards into one."""
     from e2store.files import atomic_write_text
+    from e2store.solver.parallel import merge_reports
 
     merged = merge_reports([json.loads(p.read_text()) for p in reports])
     text = json.dumps(merged)
-    if out is None:
+    if output is not None:
+        atomic_write_text(output, text + "\n")
+    if as_json:
         click.echo(text)
     else:
-        atomic_write_text(out, text + "\n")
         click.echo(f"{merged['solutions']:,} solutions over {merged['openings']:,} openings "
-                   f"in {merged['shards']} shards", err=True)
-
-
-COMMANDS = [openings_cmd, solve_merge_cmd]
+                   f"in {merged['shards']} shards" + (f", written to {output}" if output else ""))

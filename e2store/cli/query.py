@@ -9,22 +9,26 @@ from pathlib import Path
 
 import click
 
-from e2store.query.handle import connect
-
-_STORE = click.argument("store_root", metavar="STORE",
-                        type=click.Path(file_okay=False, path_type=Path))
+from e2store.cli.command import command
+from e2store.cli.options import json_option, output_option, store_option
 
 
-@click.command("sql")
-@_STORE
+@command("sql", legacy_store_positional=True, examples=[
+    "e2store sql --store store/ \"SELECT hamming, zone, count(*) AS n FROM corolles "
+    "GROUP BY ALL ORDER BY ALL\"",
+    "e2store sql --store store/ \"SELECT * FROM zone_stats\" --csv > zone_stats.csv",
+])
+@store_option
 @click.argument("query")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per row.")
-@click.option("--csv", "as_csv", is_flag=True, help="CSV with a header line.")
-def sql(store_root: Path, query: str, as_json: bool, as_csv: bool) -> None:
+@json_option("One JSON object per row on stdout.")
+@click.option("--csv", "as_csv", is_flag=True, help="CSV with a header line on stdout.")
+def sql(store: Path, query: str, as_json: bool, as_csv: bool) -> None:
     """Run SQL over a store's views: corolles, stems, manifest, zone_stats, instances."""
+    from e2store.query.handle import connect
+
     if as_json and as_csv:
         raise click.UsageError("give at most one of --json and --csv")
-    with connect(store_root) as st:
+    with connect(store) as st:
         table = st.sql(query)
     rows = table.to_pylist()
     names = table.column_names
@@ -46,16 +50,18 @@ def sql(store_root: Path, query: str, as_json: bool, as_csv: bool) -> None:
         click.echo(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
 
 
-@click.command("build-db")
-@_STORE
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="DuckDB database file to write (atomically).")
-def build_db(store_root: Path, output: Path) -> None:
-    """Write a DuckDB file: manifest, zone_stats and instances tables, corolles and stems
-    views over the store's Parquet files."""
-    with connect(store_root) as st:
+@command("build-db", legacy_store_positional=True, examples=[
+    "e2store build-db --store store/ -o corolles.duckdb",
+])
+@store_option
+@output_option("DuckDB database file to write (atomically).", required=True)
+def build_db(store: Path, output: Path) -> None:
+    """Write a DuckDB file of a store: its tables, and views over its Parquet files.
+
+    Tables manifest, zone_stats and instances; views corolles and stems.
+    """
+    from e2store.query.handle import connect
+
+    with connect(store) as st:
         st.write_database(output)
     click.echo(f"wrote {output}")
-
-
-COMMANDS = [sql, build_db]

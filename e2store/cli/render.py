@@ -2,32 +2,34 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 
 import click
-import numpy as np
 
-from e2store.cli.instance import Size, _instance_arg, _size_cb, instance_options, load_instance
-from e2store.corolles.enumerate import iter_corolles
-from e2store.errors import RenderError
-from e2store.instance.model import Instance
-from e2store.reports.render import (
-    picture_format,
-    svg_board,
-    svg_corolle,
-    svg_pieces,
-    svg_zone_map,
-    write_picture,
+from e2store.cli.command import Group
+from e2store.cli.options import (
+    CELL,
+    SIZE,
+    Size,
+    hamming_option,
+    instance_argument,
+    instance_options,
+    load_instance,
+    output_option,
 )
-from e2store.zones.zonemap import zone_map
 
 
-def nth_corolle(inst: Instance, x: int, y: int, hamming: int, index: int) -> np.ndarray:
+def nth_corolle(inst, x: int, y: int, hamming: int, index: int):
     """The `index`-th corolle (0-based, enumeration order) at (x, y): packed placements per
-    slot, -1 off the board.  RenderError when the cell has `index` corolles or fewer.
+    slot, -1 off the board (a numpy array).  RenderError when the cell has `index` corolles
+    or fewer.
     """
+    import numpy as np
+
+    from e2store.corolles.enumerate import iter_corolles
+    from e2store.errors import RenderError
+
     seen = 0
     for cells, _ in iter_corolles(inst, x, y, hamming):
         n = cells.shape[1]
@@ -41,18 +43,16 @@ def nth_corolle(inst: Instance, x: int, y: int, hamming: int, index: int) -> np.
 
 
 def _output_cb(ctx, param, value: Path) -> Path:
+    from e2store.errors import RenderError
+    from e2store.reports.render import picture_format
+
+    if value is None:
+        return value
     try:
         picture_format(value)
     except RenderError as exc:
         raise click.BadParameter(str(exc)) from None
     return value
-
-
-def _cell_cb(ctx, param, value: str) -> tuple[int, int]:
-    m = re.fullmatch(r"\s*(\d+)\s*,\s*(\d+)\s*", value)
-    if not m:
-        raise click.BadParameter(f"bad cell {value!r}: expected X,Y such as 2,1")
-    return int(m.group(1)), int(m.group(2))
 
 
 def _picture_options(f: Callable) -> Callable:
@@ -62,28 +62,36 @@ def _picture_options(f: Callable) -> Callable:
     f = click.option("--scale", type=click.FloatRange(min=0, min_open=True), default=1.0,
                      show_default=True,
                      help="PNG pixels per picture unit (a board cell is 48 units).")(f)
-    f = click.option("-o", "--output", required=True, callback=_output_cb,
-                     type=click.Path(dir_okay=False, path_type=Path),
-                     help="Picture file, .svg or .png (written atomically).")(f)
+    f = output_option("Picture file, .svg or .png (written atomically).", required=True,
+                      callback=_output_cb)(f)
     return f
 
 
 def _write(svg: str, output: Path, scale: float) -> None:
+    from e2store.reports.render import write_picture
+
     write_picture(svg, output, scale=scale)
     click.echo(f"wrote {output}")
 
 
-@click.group("render", context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("render", cls=Group, examples=[
+    "e2store render pieces demo7.e2s -o pieces.svg",
+    "e2store render board demo7.e2s -o solution.png --scale 2",
+    "e2store render zones --size 7 --hamming 2 -o zones.svg",
+    "e2store render corolle demo7.e2s --hamming 2 --at 1,1 --index 10 -o corolle.svg",
+])
 def render() -> None:
-    """Draw pictures (SVG or PNG, chosen by the output file's suffix).
+    """Draw pictures: the pieces, a board, the zones, a corolle (SVG or PNG).
+
+    The output file's suffix chooses the format.
 
     Each piece is a square cut into four triangles W, N, E, S, each in the colour of its
     colour id (grey for 0).
     """
 
 
-@render.command("pieces")
-@_instance_arg
+@render.command("pieces", examples=["e2store render pieces demo7.e2s -o pieces.svg"])
+@instance_argument
 @instance_options
 @_picture_options
 @click.option("--columns", type=click.IntRange(min=1), default=None,
@@ -91,12 +99,17 @@ def render() -> None:
 def render_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None,
                   output: Path, scale: float, title: str | None, columns: int | None) -> None:
     """All pieces of INSTANCE, unrotated, in id order, each labelled with its id."""
+    from e2store.reports.render import svg_pieces
+
     inst = load_instance(instance, fmt, sides, size)
     _write(svg_pieces(inst, columns=columns, title=title), output, scale)
 
 
-@render.command("board")
-@_instance_arg
+@render.command("board", examples=[
+    "e2store render board demo7.e2s -o solution.png",
+    "e2store render board demo7.e2s --empty -o board.svg",
+])
+@instance_argument
 @instance_options
 @_picture_options
 @click.option("--solution/--empty", "solution", default=True, show_default=True,
@@ -104,6 +117,11 @@ def render_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None
 def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
                  output: Path, scale: float, title: str | None, solution: bool) -> None:
     """The board of INSTANCE with its solution (an error if the file has none)."""
+    import numpy as np
+
+    from e2store.errors import RenderError
+    from e2store.reports.render import svg_board
+
     inst = load_instance(instance, fmt, sides, size)
     if solution:
         if inst.solution is None:
@@ -115,26 +133,27 @@ def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
     _write(svg_board(inst, grid, title=title), output, scale)
 
 
-@render.command("zones")
-@click.option("--size", "size", required=True, callback=_size_cb, metavar="N|WxH",
-              help="Board size: N (N x N) or WxH.")
-@click.option("--hamming", "hamming", type=click.IntRange(min=0), required=True,
-              help="Corolle radius h (Manhattan distance from the centre).")
+@render.command("zones", examples=["e2store render zones --size 12x6 --hamming 2 -o zones.svg"])
+@click.option("--size", "size", required=True, type=SIZE, help="Board size: N (N x N) or WxH.")
+@hamming_option
 @_picture_options
 def render_zones(size: Size, hamming: int, output: Path, scale: float,
                  title: str | None) -> None:
     """The zone map of a board: zone id and rotation letter (b, c, d) in every cell."""
+    from e2store.reports.render import svg_zone_map
+    from e2store.zones.zonemap import zone_map
+
     zm = zone_map(size[0], size[1], hamming)
     _write(svg_zone_map(zm, title=title), output, scale)
 
 
-@render.command("corolle")
-@_instance_arg
+@render.command("corolle", examples=[
+    "e2store render corolle demo7.e2s --hamming 2 --at 1,1 --index 10 -o corolle.svg",
+])
+@instance_argument
 @instance_options
-@click.option("--hamming", "hamming", type=click.IntRange(min=0), required=True,
-              help="Corolle radius h (Manhattan distance from the centre).")
-@click.option("--at", "at", required=True, callback=_cell_cb, metavar="X,Y",
-              help="Centre cell of the corolle.")
+@hamming_option
+@click.option("--at", "at", required=True, type=CELL, help="Centre cell of the corolle.")
 @click.option("--index", "index", type=click.IntRange(min=0), default=0, show_default=True,
               help="Which corolle: 0-based, in enumeration (depth-first) order.")
 @_picture_options
@@ -142,6 +161,8 @@ def render_corolle(instance: Path, fmt: str, sides: str | None, size: Size | Non
                    hamming: int, at: tuple[int, int], index: int, output: Path, scale: float,
                    title: str | None) -> None:
     """The INDEX-th corolle at X,Y, drawn in place on the board's outline."""
+    from e2store.reports.render import svg_corolle
+
     inst = load_instance(instance, fmt, sides, size)
     x, y = at
     row = nth_corolle(inst, x, y, hamming, index)
@@ -149,5 +170,3 @@ def render_corolle(instance: Path, fmt: str, sides: str | None, size: Size | Non
         title = f"{inst.name}: hamming-{hamming} corolle {index} at ({x}, {y})"
     _write(svg_corolle(inst, hamming, row, x, y, title=title), output, scale)
 
-
-COMMANDS = [render]

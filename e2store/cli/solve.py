@@ -1,4 +1,4 @@
-"""Solver command: `e2store solve INSTANCE [--scan ...] [--first|--all] [--json] [--save F]`."""
+"""Solver command: `e2store solve INSTANCE [--scan ...] [--first|--all] [--json] [-o F]`."""
 
 from __future__ import annotations
 
@@ -8,18 +8,34 @@ from pathlib import Path
 
 import click
 
-from e2store.cli.instance import Size, _instance_arg, instance_options, load_instance
-from e2store.errors import SolverError
-from e2store.query.finals import DEFAULT_FINALS_HAMMING, load_finals
-from e2store.solver._unrolled import AUTO_MIN_DEPTHS, KERNELS
-from e2store.solver.plan import lowest_corner
-from e2store.solver.scan import SCAN_ORDERS, read_seed_file
-from e2store.solver.search import DEFAULT_MAX_STORED, SolveResult, solve
-from e2store.solver.solutions import write_solutions
+from e2store.cli.command import command
+from e2store.cli.options import (
+    AUTO_MIN_DEPTHS,
+    DEFAULT_FINALS_HAMMING,
+    DEFAULT_MAX_STORED,
+    KERNELS,
+    SCAN_ORDERS,
+    SHARD,
+    Size,
+    instance_argument,
+    instance_options,
+    json_option,
+    load_instance,
+    output_option,
+    store_option,
+)
 
 
-@click.command("solve")
-@_instance_arg
+@command("solve", legacy={"--save": "--output", "--seed": "--fixed", "--finals": "--store"},
+         examples=[
+             "e2store solve demo6.e2s",
+             "e2store solve demo6.e2s --scan spiral-in --first --json",
+             "e2store solve demo7.e2s --store store/ --finals-regions corners",
+             "e2store solve demo7.e2s --openings openings.parquet --shard 0/4 --workers 2 "
+             "--json",
+             "e2store solve pieces_8x8.txt --estimate 1000",
+         ])
+@instance_argument
 @instance_options
 @click.option("--scan", default="rowscan", show_default=True, metavar="ORDER|FILE",
               help=f"Scan order: {', '.join(SCAN_ORDERS)}, or a file of `x y` lines listing "
@@ -29,39 +45,37 @@ from e2store.solver.solutions import write_solutions
 @click.option("--no-symmetry-break", "no_break", is_flag=True,
               help="Count every solution instead of fixing the lowest corner piece on (0,0) "
               "(one solution per board rotation class).")
-@click.option("--seed", "seed_file", default=None, metavar="FILE",
+@click.option("--fixed", "seed_file", default=None, metavar="FILE",
               type=click.Path(dir_okay=False, path_type=Path),
               help="Fixed cells, one `x y piece r` per line; implies --no-symmetry-break.")
-@click.option("--save", default=None, metavar="FILE",
-              type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the solutions, one row per solution, cells c0.. (index y*W+x) as "
-              "piece*4+r: Parquet, or CSV if FILE ends in .csv.")
+@output_option("Write the solutions, one row per solution, cells c0.. (index y*W+x) as "
+               "piece*4+r: Parquet, or CSV if FILE ends in .csv.")
 @click.option("--keep", type=click.IntRange(min=0), default=DEFAULT_MAX_STORED,
-              show_default=True, help="Keep (and save) at most this many solutions; all are "
+              show_default=True, help="Keep (and write) at most this many solutions; all are "
               "counted and checked.")
 @click.option("--max-nodes", type=click.IntRange(min=1), default=None,
               help="Stop after this many nodes (the report says the search is incomplete).")
-@click.option("--finals", "finals_store", default=None, metavar="STORE",
-              type=click.Path(file_okay=False, path_type=Path),
-              help="Cut branches that leave a closure region without a compatible corolle; "
-              "the corolles come from this store (`e2store enumerate`).")
+@store_option(required=False,
+              help="Prune with finals: cut branches that leave a closure region without a "
+              "compatible corolle of this store (`e2store enumerate`).")
 @click.option("--finals-regions", multiple=True, default=("corners",), show_default=True,
-              metavar="corners|X,Y", help="Finals regions: centre cells, repeatable.")
+              metavar="corners|X,Y", help="Finals regions (with --store): centre cells, "
+              "repeatable.")
 @click.option("--finals-hamming", type=click.IntRange(min=0), default=DEFAULT_FINALS_HAMMING,
-              show_default=True, help="Hamming of the finals regions' corolles.")
+              show_default=True, help="Hamming of the finals regions' corolles (with --store).")
 @click.option("--kernel", type=click.Choice(KERNELS), default="auto", show_default=True,
               help="Kernel of complete searches: `unrolled` generates and compiles one for "
               "this search's plan (about 2x the nodes per second, a few seconds to compile "
               "the first time), `generic` never, `auto` when the search has at least "
               f"{AUTO_MIN_DEPTHS} free cells.  Counts are the same.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@json_option("Print the report as one JSON object on stdout.")
 @click.option("--openings", "openings_file", default=None, metavar="FILE",
               type=click.Path(dir_okay=False, path_type=Path),
               help="Solve the subtree of every opening of FILE (`e2store openings`) and merge; "
               "the symmetry break is the file's.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="With --openings: processes to spread the openings over.")
-@click.option("--shard", default=None, metavar="K/S",
+@click.option("--shard", default=None, type=SHARD,
               help="With --openings: solve only openings i with i % S == K.")
 @click.option("--estimate", "estimate_samples", type=click.IntRange(min=1), default=None,
               metavar="M", help="Do not search: estimate the nodes, solutions and time of "
@@ -74,21 +88,30 @@ from e2store.solver.solutions import write_solutions
               "the first depth with 10 M of them); deeper makes each sampled subtree smaller, "
               "which big boards need.")
 def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
-              first: bool, no_break: bool, seed_file: Path | None, save: Path | None,
+              first: bool, no_break: bool, seed_file: Path | None, output: Path | None,
               keep: int, max_nodes: int | None, as_json: bool, openings_file: Path | None = None,
-              workers: int = 1, shard: str | None = None, estimate_samples: int | None = None,
+              workers: int = 1, shard: tuple[int, int] | None = None,
+              estimate_samples: int | None = None,
               estimate_seed: int = 0, estimate_depth: int | None = None,
               kernel: str = "auto", **finals) -> None:
     """Solve a puzzle by backtracking and report nodes, solutions and times.
 
     A node is one piece placed.  Progress goes to stderr on long runs; Ctrl-C stops the
     search and reports what was found so far (exit code 130).  `--estimate M` sizes the
-    search first (e2store.estimate), in seconds rather than hours.
+    search first (e2store.solver.estimate), in seconds rather than hours.
     """
+    from e2store.errors import SolverError
+    from e2store.query.finals import load_finals
+    from e2store.solver.scan import read_seed_file
+    from e2store.solver.search import solve
+    from e2store.solver.solutions import write_solutions
+
+    save = output
     ctx = click.get_current_context()
     if estimate_samples is not None:
-        given = [f"--{k.replace('_', '-')}" for k in ("first", "save", "max_nodes",
-                                                       "openings_file", "finals_store")
+        flags = {"first": "--first", "output": "--output", "max_nodes": "--max-nodes",
+                 "openings_file": "--openings", "store": "--store"}
+        given = [flag for k, flag in flags.items()
                  if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT]
         if given:
             raise click.UsageError(f"--estimate takes no {', '.join(given)}")
@@ -100,16 +123,16 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
             raise click.UsageError(f"--{k.replace('_', '-')} needs --estimate M")
     given = [f"--{k.replace('_', '-')}" for k in ("finals_regions", "finals_hamming")
              if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT]
-    if given and not finals.get("finals_store"):
-        raise click.UsageError(f"{', '.join(given)} needs --finals STORE")
+    if given and not finals.get("store"):
+        raise click.UsageError(f"{', '.join(given)} needs --store DIR (the finals' corolles)")
     inst = load_instance(instance, fmt, sides, size)
-    fin = (load_finals(finals["finals_store"], inst, list(finals["finals_regions"]),
-                       finals["finals_hamming"]) if finals.get("finals_store") else None)
+    fin = (load_finals(finals["store"], inst, list(finals["finals_regions"]),
+                       finals["finals_hamming"]) if finals.get("store") else None)
     if openings_file is not None:
         from e2store.cli.openings import solve_with_openings
 
         if seed_file is not None or no_break or max_nodes is not None:
-            raise SolverError("--openings takes neither --seed, --no-symmetry-break nor "
+            raise SolverError("--openings takes neither --fixed, --no-symmetry-break nor "
                               "--max-nodes (the openings file sets seeds and symmetry)")
         solve_with_openings(inst, openings_file, workers, scan, first, shard, save, keep,
                             as_json, finals=fin, kernel=kernel)
@@ -143,6 +166,7 @@ def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
               depth: int | None, as_json: bool, kernel: str = "auto") -> None:
     """`solve --estimate M`: print the estimated size of the search."""
     from e2store.solver.estimate import estimate
+    from e2store.solver.scan import read_seed_file
 
     inst = load_instance(instance, fmt, sides, size)
     seed = read_seed_file(seed_file) if seed_file is not None else None
@@ -166,6 +190,8 @@ def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
 
 
 def _corner(inst, result) -> str | None:
+    from e2store.solver.plan import lowest_corner
+
     if not result.symmetry_break:
         return None
     piece, r = lowest_corner(inst)
@@ -173,7 +199,7 @@ def _corner(inst, result) -> str | None:
     return f"piece {piece} fixed on {where}"
 
 
-def format_report(r: SolveResult, inst_name: str, corner: str | None = None,
+def format_report(r, inst_name: str, corner: str | None = None,
                   save: Path | None = None) -> str:
     """The human-readable report of a search: a few aligned lines."""
     state = ("interrupted" if r.interrupted else "complete" if r.complete and not r.first_only
@@ -198,5 +224,3 @@ def format_report(r: SolveResult, inst_name: str, corner: str | None = None,
         lines.append(f"saved      {r.stored:,} solutions to {save}")
     return "\n".join(lines)
 
-
-COMMANDS = [solve_cmd]

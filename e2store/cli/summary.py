@@ -1,5 +1,5 @@
-"""Store report commands: `e2store summary STORE [-o OUT.md] [--json OUT.json]`,
-`e2store tables STORE -o DIR`, `e2store plot STORE -o DIR`."""
+"""Store report commands: `e2store summary --store DIR [-o OUT.md] [-o OUT.json] [--json]`,
+`e2store tables --store DIR -o DIR`, `e2store plot --store DIR -o DIR`."""
 
 from __future__ import annotations
 
@@ -8,71 +8,77 @@ from pathlib import Path
 
 import click
 
-from e2store.files import atomic_write_text
-from e2store.instance.formats import read_instance
-from e2store.reports.summary import format_markdown, summarize
-from e2store.reports.tables import load_tables, write_tables
-from e2store.store.layout import FORMS
+from e2store.cli.command import command
+from e2store.cli.corolles import instance_id
+from e2store.cli.options import FORMS, json_option, output_option, store_option
 
 
-def _instance_id(value: str) -> str:
-    """An instance id, or the id of the instance in the piece file `value` when it exists."""
-    path = Path(value)
-    return read_instance(path).id if path.is_file() else value
+def _selection_options(f):
+    f = click.option("--hamming", "hammings", multiple=True, type=click.IntRange(min=0),
+                     metavar="H", help="Only this hamming; repeatable.")(f)
+    f = click.option("--instance", "instances", multiple=True, metavar="ID|FILE",
+                     help="Only this instance (id, or a piece file whose id is used); "
+                     "repeatable.")(f)
+    return f
 
 
-@click.command("summary")
-@click.argument("store", type=click.Path(file_okay=False, path_type=Path))
-@click.option("-o", "--output", "md_out", type=click.Path(dir_okay=False, path_type=Path),
-              default=None, help="Write the Markdown report here (atomically).")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
-              default=None, help="Write the summary as JSON here (atomically).")
-@click.option("--instance", "instances", multiple=True, metavar="ID|FILE",
-              help="Only this instance (id, or a piece file whose id is used); repeatable.")
-@click.option("--hamming", "hammings", multiple=True, type=click.IntRange(min=0),
-              help="Only this hamming; repeatable.")
-def summary(store: Path, md_out: Path | None, json_out: Path | None,
-            instances: tuple[str, ...], hammings: tuple[int, ...]) -> None:
+@command("summary", legacy_store_positional=True, legacy_json_file=True, examples=[
+    "e2store summary --store store/",
+    "e2store summary --store store/ --instance demo7.e2s --hamming 2 -o summary.md "
+    "-o summary.json",
+    "e2store summary --store store/ --json",
+])
+@store_option
+@output_option("Write the summary to this file (atomically): JSON if FILE ends in .json, "
+               "else Markdown; repeatable.", multiple=True)
+@json_option("Print the summary as JSON on stdout.")
+@_selection_options
+def summary(store: Path, output: tuple[Path, ...], as_json: bool, instances: tuple[str, ...],
+            hammings: tuple[int, ...]) -> None:
     """Summarise a store per instance and hamming: zones, corolles, bytes, nodes, time.
 
     Prints the Markdown report unless -o or --json is given.  Every chosen instance and
     hamming must be in the store.
     """
-    ids = [_instance_id(v) for v in instances] or None
+    from e2store.files import atomic_write_text
+    from e2store.reports.summary import format_markdown, summarize
+
+    ids = [instance_id(v) for v in instances] or None
     result = summarize(store, ids, list(hammings) or None)
     text = format_markdown(result)
-    if md_out is not None:
-        atomic_write_text(md_out, text)
-        click.echo(f"wrote {md_out}")
-    if json_out is not None:
-        atomic_write_text(json_out, json.dumps(result, indent=1) + "\n")
-        click.echo(f"wrote {json_out}")
-    if md_out is None and json_out is None:
+    as_text = json.dumps(result, indent=1) + "\n"
+    for path in output:
+        atomic_write_text(path, as_text if path.suffix.lower() == ".json" else text)
+        if not as_json:
+            click.echo(f"wrote {path}")
+    if as_json:
+        click.echo(json.dumps(result))
+    elif not output:
         click.echo(text, nl=False)
 
 
-def _selection_options(f):
-    f = click.option("--form", type=click.Choice(FORMS), default="flat", show_default=True,
-                     help="Form whose rotation-0 partitions are read.")(f)
-    f = click.option("--hamming", "hammings", multiple=True, type=click.IntRange(min=0),
-                     help="Only this hamming; repeatable.")(f)
-    f = click.option("--instance", "instances", multiple=True, metavar="ID|FILE",
-                     help="Only this instance (id, or a piece file whose id is used); "
-                     "repeatable.")(f)
-    f = click.option("-o", "--out-dir", "out_dir", required=True,
-                     type=click.Path(file_okay=False, path_type=Path),
-                     help="Output directory (created if missing).")(f)
-    return click.argument("store", type=click.Path(file_okay=False, path_type=Path))(f)
-
-
 def _load(store: Path, instances: tuple[str, ...], hammings: tuple[int, ...], form: str):
-    ids = [_instance_id(v) for v in instances] or None
+    from e2store.reports.tables import load_tables
+
+    ids = [instance_id(v) for v in instances] or None
     return load_tables(store, ids, list(hammings) or None, form)
 
 
-@click.command("tables")
-@_selection_options
-def tables(store: Path, out_dir: Path, instances: tuple[str, ...], hammings: tuple[int, ...],
+def _table_options(f):
+    f = click.option("--form", type=click.Choice(FORMS), default="flat", show_default=True,
+                     help="Form whose rotation-0 partitions are read.")(f)
+    f = _selection_options(f)
+    f = output_option("Output directory (created if missing).", required=True,
+                      directory=True)(f)
+    return store_option(f)
+
+
+@command("tables", legacy={"--out-dir": "--output"}, legacy_store_positional=True, examples=[
+    "e2store tables --store store/ -o tables/",
+    "e2store tables --store store/ --hamming 2 --form cartesian -o tables/",
+])
+@_table_options
+def tables(store: Path, output: Path, instances: tuple[str, ...], hammings: tuple[int, ...],
            form: str) -> None:
     """Write the statistics tables, laid out like the published study (CSV and Markdown).
 
@@ -81,13 +87,17 @@ def tables(store: Path, out_dir: Path, instances: tuple[str, ...], hammings: tup
     column per instance (board size).  Read from the manifest's rotation-0 partitions of
     --form.
     """
-    written = write_tables(_load(store, instances, hammings, form), out_dir)
-    click.echo(f"wrote {len(written)} files to {out_dir}")
+    from e2store.reports.tables import write_tables
+
+    written = write_tables(_load(store, instances, hammings, form), output)
+    click.echo(f"wrote {len(written)} files to {output}")
 
 
-@click.command("plot")
-@_selection_options
-def plot(store: Path, out_dir: Path, instances: tuple[str, ...], hammings: tuple[int, ...],
+@command("plot", legacy={"--out-dir": "--output"}, legacy_store_positional=True, examples=[
+    "e2store plot --store store/ -o plots/",
+])
+@_table_options
+def plot(store: Path, output: Path, instances: tuple[str, ...], hammings: tuple[int, ...],
          form: str) -> None:
     """Plot how corolles, nodes and bytes per corolle grow with board size and hamming.
 
@@ -96,8 +106,5 @@ def plot(store: Path, out_dir: Path, instances: tuple[str, ...], hammings: tuple
     """
     from e2store.reports.plots import write_plots  # matplotlib is imported only here
 
-    written = write_plots(_load(store, instances, hammings, form), out_dir)
-    click.echo(f"wrote {', '.join(p.name for p in written)} to {out_dir}")
-
-
-COMMANDS = [summary, tables, plot]
+    written = write_plots(_load(store, instances, hammings, form), output)
+    click.echo(f"wrote {', '.join(p.name for p in written)} to {output}")

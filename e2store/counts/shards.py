@@ -253,8 +253,9 @@ def gather_zone(out: Path, instance: Instance, x: int, y: int, hamming: int,
     if missing:
         raise StoreError(f"zone ({x},{y}) h={hamming} of {instance.id}: shard(s) "
                          f"{', '.join(map(str, missing))} of {shards} have no complete record "
-                         f"under {Path(out) / instance.id}; run `e2store count-shard "
-                         f"... --at {x},{y} --hamming {hamming} --shard K/{shards}` first")
+                         f"under {Path(out) / instance.id}; run `e2store stage "
+                         f"count-shard ... --records DIR --at {x},{y} --hamming {hamming} "
+                         f"--shard K/{shards}` first")
     zone = zone_map(instance.width, instance.height, hamming).zone_at(x, y).id
     return ZoneCount(instance.id, instance.width, instance.height, x, y, zone,
                      hamming, sum(p.corolles for p in parts), sum(p.stems for p in parts),

@@ -178,7 +178,7 @@ def region_corolles(root: str | Path, inst: Instance, x: int, y: int,
         raise MissingZoneError(
             f"{root}: no corolles of instance {inst.id} at hamming {hamming} for the finals "
             f"region ({x}, {y}) (zone {zone.id}, rotation {rot}); run `e2store enumerate "
-            f"INSTANCE --hamming {hamming} --zones {x},{y} --out {root}`")
+            f"INSTANCE --hamming {hamming} --at {x},{y} --store {root}`")
     form = next(f for f in FORMS if f in forms)
     assert iid is not None
     cells, _ = read_partition(root, iid, hamming, zone.id, rot, form)

@@ -159,7 +159,7 @@ class CorolleStore:
         raise MissingZoneError(
             f"{self.root}: no {form} partition for instance={instance} hamming={hamming} "
             f"zone={zone} rotation={rotation} (run `e2store enumerate INSTANCE --hamming "
-            f"{hamming} --form {form} --out {self.root}`)")
+            f"{hamming} --form {form} --store {self.root}`)")
 
     def get_partition(self, instance: str, hamming: int, zone: int, rotation: int = 0,
                       form: str = "flat", default=None):

@@ -85,14 +85,6 @@ class Openings:
 # --------------------------------------------------------------------------- building
 
 
-def parse_cell(text: str) -> tuple[int, int]:
-    """'3,1' -> (3, 1); SolverError otherwise."""
-    parts = str(text).replace(" ", "").split(",")
-    if len(parts) != 2 or not all(p.lstrip("-").isdigit() for p in parts):
-        raise SolverError(f"bad cell {text!r} (expected X,Y, e.g. 0,0)")
-    return int(parts[0]), int(parts[1])
-
-
 def _cover(width: int, height: int, cells: Iterable[tuple[int, int]], hamming: int) -> set[int]:
     out = set()
     for x, y in cells:
@@ -126,7 +118,7 @@ def cell_corolles(instance: Instance, store_root: str | Path, x: int, y: int, ha
     root = Path(store_root)
     d = partition_dir(root, instance.id, hamming, zone.id, rot)
     if not (d / meta_name(form)).exists():
-        run = (f"run `e2store enumerate INSTANCE --out {root} --hamming {hamming} --zones "
+        run = (f"run `e2store enumerate INSTANCE --store {root} --hamming {hamming} --at "
                f"{x},{y}" + (f" --form {form}" if form != "flat" else "") + "`")
         if not (root / f"instance={instance.id}").is_dir():
             raise MissingInstanceError(f"store {root} holds no corolles of instance "

@@ -64,8 +64,8 @@ def read_record(root: Path, instance_id: str, hamming: int, zone: int, rotation:
     record = d / meta_name(form)
     if not record.exists():
         raise StoreError(f"{d}: no complete {form} partition (run `e2store enumerate "
-                         f"--form {form}` for it, or the stage commands `e2store gather`, "
-                         f"`rotate`, `encode`)")
+                         f"--form {form}` for it, or the pipeline steps `e2store stage "
+                         f"gather`, `stage rotate`, `stage encode`)")
     return json.loads(record.read_text())
 
 

@@ -236,7 +236,7 @@ def gather_shards(root: Path, instance: Instance, zone: Zone, hamming: int,
     for k, d in enumerate(dirs):
         if not (d / SHARD_META).exists():
             raise StoreError(f"{d}: shard {k} of {shards} of zone {zone.id} (hamming "
-                             f"{hamming}) is missing; run `e2store shard INSTANCE --out "
+                             f"{hamming}) is missing; run `e2store stage shard INSTANCE --store "
                              f"{root} --hamming {hamming} --zone {zone.id} --shard "
                              f"{k}/{shards}`")
         records.append(json.loads((d / SHARD_META).read_text()))

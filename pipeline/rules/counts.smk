@@ -2,15 +2,15 @@
 #
 #   count_plan (checkpoint)  the board's zones at hamming h and the shards of each (0 for a
 #                            zone over `max_stems`: left out, uncounted in the tables)
-#                            -> plans/<name>_h<h>.json (`e2store count-plan`)
+#                            -> plans/<name>_h<h>.json (`e2store stage count-plan`)
 #   count_shard              shard K of S of one zone, counted; its record is written to
 #                            RECORDS/<instance id>/h<h>/<x>-<y>/shard-K-of-S.json and its
-#                            --json line is the job's receipt (`e2store count-shard`)
+#                            --json line is the job's receipt (`e2store stage count-shard`)
 #   count_estimate           with `estimate_samples: N`: the zones the plan left out,
 #                            estimated by sampling (N random paths each)
 #                            -> estimates/<name>_h<h>.json (`e2store count-estimate --plan`)
 #   count_tables             every instance's records at hamming h (and the estimates)
-#                            -> tables/{corolles,seconds}_h<h>.{csv,md} (`e2store count-tables`)
+#                            -> tables/{corolles,seconds}_h<h>.{csv,md} (`e2store stage count-gather`)
 #   counts_tables            target: the tables of every configured hamming
 #
 # Everything lives under <results>/counts/ (plans/, receipts/, records/, tables/, logs/).
@@ -40,7 +40,7 @@ checkpoint count_plan:
     wildcard_constraints:
         **COUNT_WILDCARDS,
     shell:
-        "e2store count-plan {input.instance:q} --hamming {wildcards.h}"
+        "e2store stage count-plan {input.instance:q} --hamming {wildcards.h}"
         " --shard-stems {params.shard_stems} --max-shards {params.max_shards}"
         "{params.max_stems} -o {output.plan:q} > {log:q} 2>&1"
 
@@ -58,9 +58,9 @@ rule count_shard:
     wildcard_constraints:
         **COUNT_WILDCARDS,
     shell:
-        "e2store count-shard {input.instance:q} --hamming {wildcards.h}"
+        "e2store stage count-shard {input.instance:q} --hamming {wildcards.h}"
         " --at {wildcards.x},{wildcards.y} --shard {wildcards.shard}/{wildcards.shards}"
-        " --out {params.records:q} --threads {threads} --json"
+        " --records {params.records:q} --threads {threads} --json"
         " > {output.receipt:q} 2> {log:q}"
 
 
@@ -100,8 +100,8 @@ rule count_tables:
         estimates=lambda wc, input: " ".join(f"--estimates {shlex.quote(p)}"
                                              for p in input.estimates),
     shell:
-        "e2store count-tables {input.instances:q} --hamming {wildcards.h}"
-        " --out {params.records:q} {params.plans} {params.estimates} --require"
+        "e2store stage count-gather {input.instances:q} --hamming {wildcards.h}"
+        " --records {params.records:q} {params.plans} {params.estimates} --require"
         " -o {params.outdir:q}"
         " > {log:q} 2>&1"
 

@@ -18,7 +18,7 @@ def counts_path(*parts):
 
 
 def count_records_dir():
-    """Where `e2store count-shard` keeps its shard records (not a Snakemake output)."""
+    """Where `e2store stage count-shard` keeps its shard records (not a Snakemake output)."""
     return counts_path("records")
 
 

@@ -27,9 +27,9 @@ checkpoint plan:
         max_shards=config["max_shards"],
     threads: config["threads"]
     shell:
-        "e2store plan {input.instance:q} --hamming {wildcards.h}"
+        "e2store stage plan {input.instance:q} --hamming {wildcards.h}"
         " --shard-corolles {params.shard_corolles} --max-shards {params.max_shards}"
-        " --threads {threads} --json {output.plan:q} > {log:q} 2>&1"
+        " --threads {threads} -o {output.plan:q} > {log:q} 2>&1"
 
 
 rule shard:
@@ -44,9 +44,9 @@ rule shard:
         store=store_dir(),
     threads: config["threads"]
     shell:
-        "e2store shard {input.instance:q} --out {params.store:q} --hamming {wildcards.h}"
+        "e2store stage shard {input.instance:q} --store {params.store:q} --hamming {wildcards.h}"
         " --zone {wildcards.zone} --shard {wildcards.shard}/{wildcards.shards}"
-        " --threads {threads} --json {output.receipt:q} > {log:q} 2>&1"
+        " --threads {threads} -o {output.receipt:q} > {log:q} 2>&1"
 
 
 rule enumerate:
@@ -65,8 +65,8 @@ rule enumerate:
                          else f"gather --shards {zone_plan(wc)['shards']}"),
     threads: lambda wc: 1 if zone_plan(wc)["shards"] > 1 else config["threads"]
     shell:
-        "e2store {params.step} {input.instance:q} --out {params.store:q}"
-        " --hamming {wildcards.h} --zone {wildcards.zone} --json {output.receipt:q}"
+        "e2store stage {params.step} {input.instance:q} --store {params.store:q}"
+        " --hamming {wildcards.h} --zone {wildcards.zone} -o {output.receipt:q}"
         " > {log:q} 2>&1"
 
 
@@ -83,9 +83,9 @@ rule rotate:
     wildcard_constraints:
         rotation="[123]",
     shell:
-        "e2store rotate {input.instance:q} --out {params.store:q} --hamming {wildcards.h}"
+        "e2store stage rotate {input.instance:q} --store {params.store:q} --hamming {wildcards.h}"
         " --zone {wildcards.zone} --rotation {wildcards.rotation} --form {wildcards.form}"
-        " --json {output.receipt:q} > {log:q} 2>&1"
+        " -o {output.receipt:q} > {log:q} 2>&1"
 
 
 rule encode:
@@ -102,8 +102,8 @@ rule encode:
     wildcard_constraints:
         form="prefix|cartesian",
     shell:
-        "e2store encode {input.instance:q} --out {params.store:q} --hamming {wildcards.h}"
-        " --zone {wildcards.zone} --form {wildcards.form} --json {output.receipt:q}"
+        "e2store stage encode {input.instance:q} --store {params.store:q} --hamming {wildcards.h}"
+        " --zone {wildcards.zone} --form {wildcards.form} -o {output.receipt:q}"
         " > {log:q} 2>&1"
 
 
@@ -119,5 +119,5 @@ rule receipt:
         store=store_dir(),
     shell:
         # this instance and hamming's summary (corolles, bytes, checksum) from the manifest
-        "e2store summary {params.store:q} --instance {input.instance:q}"
-        " --hamming {wildcards.h} --json {output.receipt:q} > {log:q} 2>&1"
+        "e2store summary --store {params.store:q} --instance {input.instance:q}"
+        " --hamming {wildcards.h} -o {output.receipt:q} > {log:q} 2>&1"

@@ -4,7 +4,7 @@
 #                  from the store (the pipeline's own, or `solve.store`) -> openings.parquet
 #   solve_shard    openings i with i % shards == shard, solved over `workers` processes
 #                  -> shards/shard-<k>.json (`e2store solve --openings --shard k/S --json`)
-#   solve_merge    the shards summed -> solve.json (`e2store solve-merge`)
+#   solve_merge    the shards summed -> solve.json (`e2store stage solve-gather`)
 #
 # Outputs live under <results>/solve/.  Each shard is an ordinary job, so the same search
 # runs on a cluster through Snakemake's executors (e.g. --profile profiles/slurm).
@@ -28,12 +28,12 @@ if SOLVE:
             solve_path("logs", "openings.log"),
         params:
             store=solve_store(),
-            cells=" ".join(f"{int(x)},{int(y)}" for x, y in SOLVE["cells"]),
+            cells=" ".join(f"--at {int(x)},{int(y)}" for x, y in SOLVE["cells"]),
             hamming=_h,
             symmetry="--symmetry-break" if SOLVE.get("symmetry_break", True) else "",
         shell:
-            "e2store openings {input.instance:q} --store {params.store:q} --cells {params.cells}"
-            " --hamming {params.hamming} {params.symmetry} --out {output.openings:q}"
+            "e2store openings {input.instance:q} --store {params.store:q} {params.cells}"
+            " --hamming {params.hamming} {params.symmetry} -o {output.openings:q}"
             " > {log:q} 2>&1"
 
     rule solve_shard:
@@ -62,7 +62,7 @@ if SOLVE:
         log:
             solve_path("logs", "merge.log"),
         shell:
-            "e2store solve-merge {input.reports:q} --out {output.merged:q} > {log:q} 2>&1"
+            "e2store stage solve-gather {input.reports:q} -o {output.merged:q} > {log:q} 2>&1"
 
     localrules:
         solve_merge,

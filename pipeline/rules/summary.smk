@@ -14,5 +14,5 @@ rule summary:
         store=store_dir(),
         select=lambda wc, input: summary_selection(input.instances),
     shell:
-        "e2store summary {params.store:q} {params.select} -o {output.md:q}"
-        " --json {output.json:q} > {log:q} 2>&1"
+        "e2store summary --store {params.store:q} {params.select} -o {output.md:q}"
+        " -o {output.json:q} > {log:q} 2>&1"

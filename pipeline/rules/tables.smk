@@ -26,7 +26,7 @@ rule tables:
         form=table_form(),
         select=lambda wc, input: summary_selection(input.instances),
     shell:
-        "e2store tables {params.store:q} {params.select} --form {params.form}"
+        "e2store tables --store {params.store:q} {params.select} --form {params.form}"
         " -o {params.outdir:q} > {log:q} 2>&1"
 
 
@@ -52,5 +52,5 @@ rule plots:
         form=table_form(),
         select=lambda wc, input: summary_selection(input.instances),
     shell:
-        "e2store plot {params.store:q} {params.select} --form {params.form}"
+        "e2store plot --store {params.store:q} {params.select} --form {params.form}"
         " -o {params.outdir:q} > {log:q} 2>&1"

@@ -1,0 +1,284 @@
+"""Shared pieces of every command: parameter types, common options, and library constants.
+
+Parameter types (click.ParamType): `CELL` / `CELLS` (`X,Y`), `SHARD` (`K/S`), `SIZE`
+(`N` or `WxH`): cells, shards and sizes are parsed here and nowhere else.
+
+Common options: `instance_argument`, `instance_options` (--format/--sides/--size),
+`hamming_option`, `threads_option`, `store_option`, `json_option`, `output_option`.
+
+This module imports no heavy library (no numba, pyarrow, duckdb, matplotlib): it is loaded
+for `e2store --help`.  The few library constants that help texts and choices need are
+mirrored below; tests/test_cli_options.py checks they agree with the library.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from e2store.instance.parsing import Size
+
+Cell = tuple[int, int]
+
+# -- library constants, mirrored so that --help imports no kernel module ------------------
+FORMS = ("flat", "prefix", "cartesian")  # e2store.corolles.forms.FORMS
+MAX_SHARDS = 4096  # e2store.store.stages.MAX_SHARDS
+DEFAULT_SAMPLES = 10_000_000  # e2store.corolles.sampling.DEFAULT_SAMPLES
+DEFAULT_TAIL = 1  # e2store.corolles.sampling.DEFAULT_TAIL
+SCAN_ORDERS = ("rowscan", "columnscan", "diagonal", "spiral-in", "spiral-out",
+               "quad-spiral")  # e2store.solver.search.SCAN_ORDERS
+DEFAULT_MAX_STORED = 100_000  # e2store.solver.search.DEFAULT_MAX_STORED
+KERNELS = ("auto", "generic", "unrolled")  # the solver's kernels
+AUTO_MIN_DEPTHS = 30  # free cells from which the `auto` kernel is the unrolled one
+DEFAULT_FINALS_HAMMING = 2  # e2store.query.finals.DEFAULT_FINALS_HAMMING
+COUNT_METHODS = ("auto", "enumerate", "factorised", "arms")
+
+
+def note(message: str) -> None:
+    """One line on stderr: `e2store: note: ...` (deprecations, hints)."""
+    click.echo(f"e2store: note: {message}", err=True)
+
+
+# -- parameter types ----------------------------------------------------------------------
+_CELL = re.compile(r"\s*(\d+)\s*,\s*(\d+)\s*")
+_SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
+_SIZE = re.compile(r"\s*(\d+)\s*(?:[xX\u00d7]\s*(\d+))?\s*")
+
+
+def parse_cell(text: str) -> Cell:
+    """'2,1' -> (2, 1) (column x, row y); ValueError otherwise."""
+    m = _CELL.fullmatch(text)
+    if not m:
+        raise ValueError(f"bad cell {text!r}: expected X,Y such as 2,1")
+    return int(m.group(1)), int(m.group(2))
+
+
+def parse_shard(text: str, max_shards: int | None = None) -> tuple[int, int]:
+    """'0/4' -> (0, 4): shard K of S, 0 <= K < S (<= max_shards); ValueError otherwise."""
+    m = _SHARD.fullmatch(text)
+    if not m:
+        raise ValueError(f"bad shard {text!r}: expected K/S such as 0/4 (shard K of S)")
+    k, s = int(m.group(1)), int(m.group(2))
+    if not 0 <= k < s:
+        raise ValueError(f"bad shard {text!r}: expected 0 <= K < S")
+    if max_shards is not None and s > max_shards:
+        raise ValueError(f"bad shard {text!r}: at most {max_shards} shards")
+    return k, s
+
+
+def parse_size(text: str) -> Size:
+    """'7' -> (7, 7); '12x6' -> (12, 6) (width x height); ValueError otherwise."""
+    m = _SIZE.fullmatch(text)
+    if not m:
+        raise ValueError(f"bad size {text!r}: expected N or WxH, e.g. 7 or 12x6")
+    w = int(m.group(1))
+    h = int(m.group(2)) if m.group(2) else w
+    if w < 1 or h < 1:
+        raise ValueError(f"bad size {text!r}: both sides must be >= 1")
+    return w, h
+
+
+class CellType(click.ParamType):
+    """One cell `X,Y` -> (x, y)."""
+
+    name = "cell"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "X,Y"
+
+    def convert(self, value: Any, param, ctx) -> Cell:
+        if isinstance(value, tuple):
+            return value
+        try:
+            return parse_cell(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+ALL = "all"
+
+
+class CellsType(click.ParamType):
+    """One or more cells `X,Y` (separated by spaces or ';') -> a tuple of (x, y); with
+    `allow_all`, the word `all` -> "all" (every cell)."""
+
+    name = "cells"
+
+    def __init__(self, allow_all: bool = False) -> None:
+        self.allow_all = allow_all
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "X,Y|all" if self.allow_all else "X,Y"
+
+    def convert(self, value: Any, param, ctx) -> tuple[Cell, ...] | str:
+        if isinstance(value, tuple):
+            return value
+        text = str(value).strip()
+        if self.allow_all and text.lower() == ALL:
+            return ALL
+        try:
+            cells = tuple(parse_cell(p) for p in re.split(r"[\s;]+", text) if p)
+        except ValueError:
+            hint = ", or 'all'" if self.allow_all else ""
+            self.fail(f"bad cell {value!r}: expected X,Y such as 2,1{hint}", param, ctx)
+        if not cells:
+            self.fail(f"no cell in {value!r}: expected X,Y", param, ctx)
+        return cells
+
+
+class ShardType(click.ParamType):
+    """A shard `K/S` -> (k, s): shard K of S, 0-based."""
+
+    name = "shard"
+
+    def __init__(self, max_shards: int | None = None) -> None:
+        self.max_shards = max_shards
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "K/S"
+
+    def convert(self, value: Any, param, ctx) -> tuple[int, int]:
+        if isinstance(value, tuple):
+            return value
+        try:
+            return parse_shard(str(value), self.max_shards)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class SizeType(click.ParamType):
+    """A board size `N` (N x N) or `WxH` (W columns, H rows) -> (w, h)."""
+
+    name = "size"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "N|WxH"
+
+    def convert(self, value: Any, param, ctx) -> Size:
+        if isinstance(value, tuple):
+            return value
+        try:
+            return parse_size(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+CELL = CellType()
+CELLS = CellsType()
+CELLS_OR_ALL = CellsType(allow_all=True)
+SHARD = ShardType()
+SIZE = SizeType()
+
+
+def flatten_cells(values: tuple) -> list[Cell] | None:
+    """The values of a repeatable CELLS option -> a list of cells; None when one is 'all'."""
+    if any(v == ALL for v in values):
+        return None
+    return [c for v in values for c in v]
+
+
+# -- common options -----------------------------------------------------------------------
+def _sides_cb(ctx, param, value):
+    if value is None:
+        return None
+    from e2store.instance.parsing import normalise_sides
+
+    try:
+        return normalise_sides(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def instance_argument(f: Callable) -> Callable:
+    """The piece file, the first positional argument INSTANCE."""
+    return click.argument("instance", type=click.Path(dir_okay=False, path_type=Path))(f)
+
+
+def instance_options(f: Callable) -> Callable:
+    """Add --format, --sides and --size (passed as `fmt`, `sides`, `size`) to a command."""
+    from e2store.instance.formats import DEFAULT_SIDES, FORMATS
+
+    defaults = ", ".join(f"{k} {v}" for k, v in DEFAULT_SIDES.items())
+    f = click.option("--size", "size", type=SIZE, default=None,
+                     help="Board size (N, or W columns x H rows) of headerless piece files.")(f)
+    f = click.option("--sides", "sides", default=None, callback=_sides_cb, metavar="ORDER",
+                     help=f"Side order of the numbers on a piece line, e.g. WNES "
+                     f"(defaults: {defaults}).")(f)
+    f = click.option("--format", "fmt", default="auto", show_default=True,
+                     type=click.Choice(("auto", *FORMATS)),
+                     help="Piece file format (auto: detect from the content).")(f)
+    return f
+
+
+def load_instance(path: str | Path, fmt: str = "auto", sides: str | None = None,
+                  size: Size | None = None):
+    """Read a piece file and validate it: raises InstanceFormatError / InstanceError."""
+    from e2store.instance.formats import read_instance
+    from e2store.instance.validate import validate_or_raise
+
+    inst = read_instance(path, format=fmt, sides=sides, size=size)
+    validate_or_raise(inst)
+    return inst
+
+
+def hamming_option(f: Callable | None = None, *, multiple: bool = False,
+                   required: bool = True, help: str | None = None) -> Callable:
+    """--hamming H: the corolle radius; `multiple`: repeatable (passed as `hammings`)."""
+    text = help or ("Corolle radius h (Manhattan distance from the centre)"
+                    + ("; repeatable." if multiple else "."))
+
+    def deco(g: Callable) -> Callable:
+        return click.option("--hamming", "hammings" if multiple else "hamming",
+                            type=click.IntRange(min=0), multiple=multiple, required=required,
+                            metavar="H", help=text)(g)
+
+    return deco(f) if f is not None else deco
+
+
+def threads_option(f: Callable) -> Callable:
+    """--threads N (default 1)."""
+    return click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
+                        help="Worker threads (the numba kernels release the GIL).")(f)
+
+
+def store_option(f: Callable | None = None, *, required: bool = True,
+                 help: str = "Corolle store directory.") -> Callable:
+    """--store DIR: the corolle store, the one spelling of every command."""
+
+    def deco(g: Callable) -> Callable:
+        return click.option("--store", "store", required=required, metavar="DIR",
+                            type=click.Path(file_okay=False, path_type=Path), help=help)(g)
+
+    return deco(f) if f is not None else deco
+
+
+def json_option(help: str = "Print the result as JSON on stdout.") -> Callable:
+    """--json: JSON on stdout (never a file)."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def output_option(help: str, *, required: bool = False, directory: bool = False,
+                  multiple: bool = False, callback=None) -> Callable:
+    """-o/--output FILE (or DIR): what the command writes."""
+    path = (click.Path(file_okay=False, path_type=Path) if directory
+            else click.Path(dir_okay=False, path_type=Path))
+    return click.option("-o", "--output", "output", required=required, type=path,
+                        multiple=multiple, callback=callback,
+                        metavar="DIR" if directory else "FILE", help=help)
+
+
+def records_option(required: bool = True) -> Callable:
+    """--records DIR: the count tables' shard records."""
+    return click.option("--records", "records", required=required, metavar="DIR",
+                        type=click.Path(file_okay=False, path_type=Path),
+                        help="Directory of the count shard records (a rerun resumes from "
+                        "them).")
+
+
+def examples(*lines: str) -> str:
+    """An epilog: `Examples:` and the command lines, kept as they are."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
