@@ -75,7 +75,7 @@ def _describe_zones(zm) -> str:
 
     lines = [f"{zm.width}x{zm.height} board, hamming {zm.hamming}: {len(zm.zones)} zones"]
     if zm.width == zm.height:
-        lines[0] += f" (DESIGN.md formula: {expected_zone_count(zm.width, zm.hamming)})"
+        lines[0] += f" (docs/design.md formula: {expected_zone_count(zm.width, zm.hamming)})"
     lines += [zm.grid(), ""]
     for z in zm.zones:
         members = " ".join(f"({m.x},{m.y}){'/' + str(m.rotation) if m.rotation else ''}"
