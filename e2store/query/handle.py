@@ -29,19 +29,18 @@ from e2store.corolles.forms import CartesianRows
 from e2store.errors import MissingInstanceError, MissingZoneError, StoreError
 from e2store.instance.formats import read_instance
 from e2store.instance.model import Instance
-from e2store.store.layout import FORMS, MANIFEST, meta_name
+from e2store.store.layout import (
+    FORMS,
+    INSTANCES_VIEW_SCHEMA,
+    MANIFEST,
+    MANIFEST_VIEW_SCHEMA,
+    meta_name,
+)
 from e2store.store.read import read_manifest
 from e2store.zones.geometry import n_frontier, n_slots
 
 _HIVE = "hive_types = {'instance': VARCHAR, 'hamming': INTEGER, 'zone': INTEGER, " \
         "'rotation': INTEGER}"
-_MANIFEST_SCHEMA = pa.schema([
-    ("instance", pa.string()), ("hamming", pa.int32()), ("zone", pa.int32()),
-    ("rotation", pa.int32()), ("form", pa.string()), ("x", pa.int32()), ("y", pa.int32()),
-    ("cells", pa.int32()), ("canonical_x", pa.int32()), ("canonical_y", pa.int32()),
-    ("rows", pa.int64()), ("corolles", pa.int64()), ("nodes", pa.int64()),
-    ("seconds", pa.float64()), ("bytes", pa.int64()), ("files", pa.int32()),
-])
 
 
 def connect(root: str | Path, database: str = ":memory:") -> CorolleStore:
@@ -95,7 +94,7 @@ class CorolleStore:
             "nodes": p.get("nodes") or 0, "seconds": p["seconds"],
             "bytes": sum(f["bytes"] for f in p["files"]), "files": len(p["files"]),
         } for p in parts]
-        self.con.register("_manifest", pa.Table.from_pylist(rows, schema=_MANIFEST_SCHEMA))
+        self.con.register("_manifest", pa.Table.from_pylist(rows, schema=MANIFEST_VIEW_SCHEMA))
         self.con.execute("CREATE VIEW manifest AS SELECT * FROM _manifest")
         self.con.execute("""
             CREATE VIEW zone_stats AS
@@ -119,9 +118,7 @@ class CorolleStore:
             inst_rows.append({"instance": iid, "name": inst.name, "width": inst.width,
                               "height": inst.height, "pieces": inst.n_pieces})
         self.con.register("_instances", pa.Table.from_pylist(
-            inst_rows, schema=pa.schema([("instance", pa.string()), ("name", pa.string()),
-                                         ("width", pa.int32()), ("height", pa.int32()),
-                                         ("pieces", pa.int32())])))
+            inst_rows, schema=INSTANCES_VIEW_SCHEMA))
         self.con.execute("CREATE VIEW instances AS SELECT * FROM _instances")
         for view, form in (("corolles", "flat"), ("stems", "cartesian")):
             files = self._files(form)

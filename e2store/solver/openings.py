@@ -36,7 +36,7 @@ from e2store.errors import MissingInstanceError, MissingZoneError, SolverError
 from e2store.files import atomic_write
 from e2store.instance.model import GREY, Instance
 from e2store.solver.plan import board_dtype, symmetry_roots
-from e2store.store.layout import meta_name, partition_dir
+from e2store.store.layout import board_schema, meta_name, partition_dir
 from e2store.store.read import read_partition
 from e2store.zones.geometry import SIDE_STEP, ring_offsets
 from e2store.zones.zonemap import zone_map
@@ -306,7 +306,7 @@ def write_openings(path: str | Path, op: Openings) -> None:
             "hamming": str(op.hamming), "symmetry_break": json.dumps(op.symmetry_break),
             "count": str(op.count)}
     typ = pa.int16() if op.boards.dtype == np.int16 else pa.int32()
-    schema = pa.schema([pa.field(f"c{i}", typ) for i in range(n)], metadata=meta)
+    schema = board_schema([f"c{i}" for i in range(n)], typ, meta)
     table = pa.Table.from_arrays([pa.array(np.ascontiguousarray(op.boards[:, i]), type=typ)
                                   for i in range(n)], schema=schema)
     atomic_write(path, lambda fh: pq.write_table(table, fh, compression="zstd"))

@@ -10,6 +10,7 @@ import numpy as np
 from e2store.errors import InvalidSolutionError, SolverError
 from e2store.files import atomic_write
 from e2store.instance.model import GREY, Instance
+from e2store.store.layout import board_schema
 
 SOLUTIONS_FORMAT = "e2store-solutions"
 
@@ -101,7 +102,7 @@ def write_solutions(path: str | Path, boards: np.ndarray, instance: Instance | N
                     height=str(instance.height))
     if scan is not None:
         meta["scan"] = str(scan)
-    schema = pa.schema([pa.field(c, pa.int16()) for c in names], metadata=meta)
+    schema = board_schema(names, pa.int16(), meta)
     table = pa.Table.from_arrays([pa.array(b[:, i], type=pa.int16()) for i in range(n)],
                                  schema=schema)
     atomic_write(target, lambda fh: pq.write_table(table, fh, compression="zstd"))

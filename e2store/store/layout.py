@@ -104,3 +104,26 @@ def cartesian_schema(hamming: int, metadata: dict[str, str] | None = None) -> pa
     fields = [(f"s{i}", pa.int16()) for i in range(s_in)] + [("corolles", pa.int64())]
     fields += [(f"c{k}", pa.list_(pa.int16())) for k in range(4 * hamming if hamming else 1)]
     return pa.schema(fields, metadata=metadata)
+
+
+# the query layer's tables built from JSON records (e2store.query) --------------------------
+
+MANIFEST_VIEW_SCHEMA = pa.schema([
+    ("instance", pa.string()), ("hamming", pa.int32()), ("zone", pa.int32()),
+    ("rotation", pa.int32()), ("form", pa.string()), ("x", pa.int32()), ("y", pa.int32()),
+    ("cells", pa.int32()), ("canonical_x", pa.int32()), ("canonical_y", pa.int32()),
+    ("rows", pa.int64()), ("corolles", pa.int64()), ("nodes", pa.int64()),
+    ("seconds", pa.float64()), ("bytes", pa.int64()), ("files", pa.int32()),
+])
+INSTANCES_VIEW_SCHEMA = pa.schema([("instance", pa.string()), ("name", pa.string()),
+                                   ("width", pa.int32()), ("height", pa.int32()),
+                                   ("pieces", pa.int32())])
+
+
+# boards written beside the store: solutions and openings (e2store.solver) ------------------
+
+def board_schema(columns: list[str], value_type: pa.DataType,
+                 metadata: dict[str, str]) -> pa.Schema:
+    """One column per board cell (y*W+x order), packed `piece*4+r` (-1 free)."""
+    return pa.schema([pa.field(c, value_type) for c in columns], metadata=metadata)
+
