@@ -17,6 +17,11 @@ searched without finals and with them.
     python benchmarks/solve.py [--shared ../shared] [--quick] [--repeat 3] [--json OUT]
                                [--no-finals] [--seven-samples 6]
     python benchmarks/solve.py --openings-only [--openings-sample 2000] [--openings-budget 600]
+    python benchmarks/solve.py --workers-only [--workers 2] [--workers-boards 6 7]
+
+`--workers-only`: the complete search (corner fixed, rowscan) in one process (`solve`) and
+over `--workers` processes (`solve --workers`, `e2store.solver.workers`), each in a fresh
+process (worker start-up and kernel loading included in the multi-process time).
 
 Reference (issue 5): the published C++ bruteforce runs the 6x6 all-solutions rowscan at 3.2
 million nodes per second; the target here is at least 50 million per core.
@@ -63,6 +68,45 @@ def _case(path: str, scan: str, first: bool, symmetry_break: bool, node_limit: i
              "first_nodes": best.first_nodes, "seconds": best.seconds,
              "nodes_per_s": best.nodes_per_second,
              "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+
+
+def _workers_case(path: str, workers: int, out: mp.Queue) -> None:
+    """Child process: one complete search, in this process (workers 1) or over several."""
+    import time
+
+    from e2store.instance.formats import read_instance
+    from e2store.solver.search import solve
+    from e2store.solver.workers import solve_workers
+
+    inst = read_instance(path)
+    solve(inst, first=True, node_limit=1000)  # compile / load the kernels
+    t0 = time.perf_counter()
+    r = solve(inst) if workers == 1 else solve_workers(inst, workers=workers)
+    wall = time.perf_counter() - t0
+    out.put({"instance": inst.name, "workers": workers, "solutions": r.solutions,
+             "nodes": r.nodes, "first_nodes": r.first_nodes, "seconds": wall,
+             "nodes_per_s": r.nodes / wall if wall else 0.0,
+             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+
+
+def report_workers(paths: list[Path], workers: int) -> list[dict]:
+    """One process against `workers` processes, complete searches: wall time and ratio."""
+    print(f"{'instance':<13}{'workers':>8}{'solutions':>11}{'nodes':>18}{'seconds':>10}"
+          f"{'M nodes/s':>10}{'speed-up':>9}{'peak MB':>9}")
+    rows = []
+    for path in paths:
+        one = None
+        for n in (1, workers):
+            r = in_fresh_process(_workers_case, str(path), n)
+            one = r if n == 1 else one
+            assert one is not None and (r["solutions"], r["nodes"]) == (one["solutions"],
+                                                                       one["nodes"])
+            r["speed_up"] = one["seconds"] / r["seconds"]
+            rows.append(r)
+            print(f"{r['instance']:<13}{n:>8}{r['solutions']:>11,}{r['nodes']:>18,}"
+                  f"{r['seconds']:>10.2f}{r['nodes_per_s'] / 1e6:>10.1f}"
+                  f"{r['speed_up']:>9.2f}{r['peak_rss_mb']:>9.0f}", flush=True)
+    return rows
 
 
 def run_case(path: Path, *args) -> dict:
@@ -281,12 +325,22 @@ def main() -> int:
     ap.add_argument("--openings-kernel", default="auto", choices=("auto", "generic", "unrolled"),
                     help="kernel of the openings' subtrees (default: auto, the generated one)")
     ap.add_argument("--openings-only", action="store_true", help="only the 7x7 openings case")
+    ap.add_argument("--workers-only", action="store_true",
+                    help="only the complete searches in one process against --workers")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers-boards", type=int, nargs="+", default=[6, 7])
     args = ap.parse_args()
     bench = args.shared / "instances" / "benchmark"
     six, seven = bench / "pieces_6x6.txt", bench / "pieces_7x7.txt"
     if not six.exists():
         print(f"benchmark instance not found: {six} (give --shared)", file=sys.stderr)
         return 2
+    if args.workers_only:
+        rows = report_workers([bench / f"pieces_{n}x{n}.txt" for n in args.workers_boards],
+                              args.workers)
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=1))
+        return 0
     if args.openings_only:
         row = report_openings(seven, args.openings_workers, OPENINGS_HAMMING, OPENINGS_CELLS,
                               args.openings_sample, args.openings_budget, args.openings_kernel)

@@ -61,3 +61,8 @@ class SolverError(E2StoreError, ValueError):
 class InvalidSolutionError(SolverError):
     """A board is not a solution: a piece missing or repeated, a join that does not match, or
     grey off the frame. Says which cell or piece."""
+
+
+class KernelCacheError(E2StoreError, PermissionError):
+    """The directory of generated solver kernels is not safe to import code from (not owned
+    by this user, writable by others, or a symbolic link); says which and how to fix it."""

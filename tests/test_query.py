@@ -147,3 +147,33 @@ def test_sql_cli_and_database_file(built, tmp_path):
         p["rows"] for p in store.read_manifest(root)["partitions"] if p["form"] == "flat")
     assert con.execute("SELECT count(*) FROM zone_stats").fetchone()[0] == (
         len(zone_map(5, 4, 1).zones) + len(zone_map(5, 4, 2).zones))
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT * FROM read_text('/etc/passwd')",
+    "SELECT * FROM read_parquet('{root}/**/*.parquet')",
+    "SELECT * FROM glob('{root}/*')",
+    "COPY (SELECT 1) TO '{root}/manifest.json'",
+    "COPY (SELECT 1) TO '{outside}'",
+    "ATTACH '{outside}' AS other",
+    "EXPORT DATABASE '{outside}'",
+    "INSTALL httpfs",
+    "LOAD httpfs",
+    "SET enable_external_access = true",
+    "RESET lock_configuration",
+])
+def test_sql_is_confined_to_the_views(built, tmp_path, query):
+    """The query layer reads the store through its views only: no file read or write (the
+    store's own files included), no extension, and the lock cannot be lifted."""
+    root, _ = built
+    manifest = (root / "manifest.json").read_bytes()
+    outside = tmp_path / "out.csv"
+    q = query.format(root=root, outside=outside)
+    with e2store.connect(root) as st, pytest.raises(StoreError, match="query failed"):
+        st.sql(q)
+    r = CliRunner().invoke(main, ["sql", "--store", str(root), q])
+    assert r.exit_code == 2 and r.output.startswith("e2store: error:"), r.output
+    assert "Traceback" not in r.output
+    assert (root / "manifest.json").read_bytes() == manifest and not outside.exists()
+    with e2store.connect(root) as st:  # the views still work
+        assert st.sql("SELECT count(*) FROM corolles").column(0)[0].as_py() > 0

@@ -191,3 +191,32 @@ def test_split_solve_stops_cleanly_on_ctrl_c(monkeypatch):
     calls["n"] = 0
     with pytest.raises(KeyboardInterrupt):
         solve(inst, symmetry_break=False, kernel="unrolled")
+
+
+def test_kernel_dir_is_private_and_checked(tmp_path, monkeypatch):
+    """Code is imported from the kernel directory: it is made 0700, and a directory that is
+    a symbolic link, writable by others or (as root) owned by another user is refused."""
+    import os
+    import stat
+
+    from e2store.errors import KernelCacheError
+
+    mine = tmp_path / "mine"
+    monkeypatch.setenv("E2STORE_KERNEL_DIR", str(mine))
+    assert U.kernel_dir() == mine and stat.S_IMODE(mine.stat().st_mode) == 0o700
+    open_dir = tmp_path / "open"
+    open_dir.mkdir()
+    open_dir.chmod(0o777)
+    link = tmp_path / "link"
+    link.symlink_to(mine)
+    cases = [(open_dir, "writable by others"), (link, "symbolic link")]
+    if os.geteuid() == 0:
+        foreign = tmp_path / "foreign"
+        foreign.mkdir(mode=0o700)
+        os.chown(foreign, 12345, 12345)
+        cases.append((foreign, "belongs to user id 12345"))
+    for path, why in cases:
+        monkeypatch.setenv("E2STORE_KERNEL_DIR", str(path))
+        with pytest.raises(KernelCacheError, match=why):
+            U.kernel_dir()
+        assert isinstance(KernelCacheError("x"), PermissionError)

@@ -30,6 +30,7 @@ from e2store.cli.options import (
          examples=[
              "e2store solve demo6.e2s",
              "e2store solve demo6.e2s --scan spiral-in --first --json",
+             "e2store solve pieces_7x7.txt --all --workers 2 --json",
              "e2store solve demo7.e2s --store store/ --finals-regions corners",
              "e2store solve demo7.e2s --openings openings.parquet --shard 0/4 --workers 2 "
              "--json",
@@ -74,7 +75,8 @@ from e2store.cli.options import (
               help="Solve the subtree of every opening of FILE (`e2store openings`) and merge; "
               "the symmetry break is the file's.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="With --openings: processes to spread the openings over.")
+              help="Processes to spread the search over: the openings of --openings, else "
+              "subtrees of the top of the search (a complete search: --all, same report).")
 @click.option("--shard", default=None, type=SHARD,
               help="With --openings: solve only openings i with i % S == K.")
 @click.option("--estimate", "estimate_samples", type=click.IntRange(min=1), default=None,
@@ -137,13 +139,24 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
         solve_with_openings(inst, openings_file, workers, scan, first, shard, save, keep,
                             as_json, finals=fin, kernel=kernel)
         return
-    if workers != 1 or shard is not None:
-        raise SolverError("--workers and --shard need --openings FILE")
+    if shard is not None:
+        raise SolverError("--shard needs --openings FILE")
     seed = read_seed_file(seed_file) if seed_file is not None else None
     symmetry_break = not no_break and seed is None
-    result = solve(inst, scan, first=first, symmetry_break=symmetry_break, seed=seed,
-                   max_stored=keep, node_limit=max_nodes, progress=True,
-                   stop_on_interrupt=True, finals=fin, kernel=kernel)
+    if workers > 1:
+        from e2store.solver.workers import solve_workers
+
+        refused = [flag for flag, on in (("--first", first), ("--max-nodes", max_nodes),
+                                         ("--store", fin is not None)) if on]
+        if refused:
+            raise SolverError(f"--workers {workers} runs a complete search: it takes no "
+                              f"{', '.join(refused)} (use one process, or --openings FILE)")
+        result = solve_workers(inst, scan, workers=workers, symmetry_break=symmetry_break,
+                               seed=seed, max_stored=keep, progress=True, kernel=kernel)
+    else:
+        result = solve(inst, scan, first=first, symmetry_break=symmetry_break, seed=seed,
+                       max_stored=keep, node_limit=max_nodes, progress=True,
+                       stop_on_interrupt=True, finals=fin, kernel=kernel)
     if save is not None:
         write_solutions(save, result.boards, inst, result.scan)
     if as_json:

@@ -34,6 +34,9 @@ from e2store.store.layout import (
     INSTANCES_VIEW_SCHEMA,
     MANIFEST,
     MANIFEST_VIEW_SCHEMA,
+    PARTITION_SCHEMA,
+    cartesian_schema,
+    flat_schema,
     meta_name,
 )
 from e2store.store.read import read_manifest
@@ -122,15 +125,35 @@ class CorolleStore:
         self.con.execute("CREATE VIEW instances AS SELECT * FROM _instances")
         for view, form in (("corolles", "flat"), ("stems", "cartesian")):
             files = self._files(form)
-            if files:
-                self.con.execute(
-                    f"CREATE VIEW {view} AS SELECT * FROM read_parquet({_sql_list(files)}, "
-                    f"hive_partitioning = true, union_by_name = true, {_HIVE})")
+            if files:  # Arrow datasets: DuckDB reads them with file access locked (below)
+                self.con.register(f"_{view}", self._dataset(form, files))
+                self.con.execute(f"CREATE VIEW {view} AS SELECT * FROM _{view}")
             else:  # no such partitions yet: an empty view with the partition columns
                 self.con.execute(
                     f"CREATE VIEW {view} AS SELECT NULL::VARCHAR AS instance, "
                     f"NULL::INTEGER AS hamming, NULL::INTEGER AS zone, "
                     f"NULL::INTEGER AS rotation WHERE false")
+        # read-only and confined: no file read or write, no extension, no way back
+        self.con.execute("SET enable_external_access = false")
+        self.con.execute("SET lock_configuration = true")
+
+    def _dataset(self, form: str, files: list[str]):
+        """The files of one form as an Arrow dataset: the columns of every hamming present
+        (a column a hamming lacks is null), then the hive partition columns."""
+        import pyarrow.dataset as ds
+
+        hammings = sorted({p["hamming"] for p in self.manifest["partitions"]
+                           if p["form"] == form})
+        schema_of = flat_schema if form == "flat" else cartesian_schema
+        fields: dict[str, pa.Field] = {}
+        for h in hammings:
+            for f in schema_of(h):
+                fields.setdefault(f.name, f)
+        names = sorted(fields, key=_column_order)
+        schema = pa.schema([fields[n] for n in names] + list(PARTITION_SCHEMA))
+        return ds.dataset(files, schema=schema, format="parquet",
+                          partitioning=ds.partitioning(PARTITION_SCHEMA, flavor="hive"),
+                          partition_base_dir=str(self.root))
 
     # lookups ------------------------------------------------------------------------
     def instance(self, instance_id: str) -> Instance:
@@ -349,6 +372,13 @@ class CorolleStore:
 def _injective_counts(rows: CartesianRows) -> np.ndarray:
     """Exact completions per row after filtering its lists."""
     return rows.row_counts()
+
+
+def _column_order(name: str) -> tuple[int, int]:
+    """Slots `s*`, then `corolles`, candidate lists `c*`, frontier `f*`, each by index."""
+    if name == "corolles":
+        return 1, 0
+    return {"s": 0, "c": 2, "f": 3}[name[0]], int(name[1:])
 
 
 def _sql_list(items: list[str]) -> str:

@@ -53,14 +53,14 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import stat
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from e2store import bits as _bits
-from e2store.errors import SolverError
+from e2store.errors import KernelCacheError, SolverError
 from e2store.files import atomic_write_text
 from e2store.solver import _kernels as K
 
@@ -98,9 +98,41 @@ def use_unrolled(kernel_choice: str, plan) -> bool:
 
 
 def kernel_dir() -> Path:
-    """Where generated sources go: `$E2STORE_KERNEL_DIR`, else a folder in the temp dir."""
+    """Where generated sources (and numba's cache of them) go: `$E2STORE_KERNEL_DIR`, else
+    `kernels` in the user's cache directory; created with mode 0700 and checked before any
+    use (`check_kernel_dir`), since code is imported from it."""
     env = os.environ.get("E2STORE_KERNEL_DIR")
-    return Path(env) if env else Path(tempfile.gettempdir()) / "e2store-kernels"
+    if env:
+        path = Path(env)
+    else:
+        import platformdirs
+
+        path = Path(platformdirs.user_cache_dir("e2store")) / "kernels"
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        path.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    check_kernel_dir(path)
+    return path
+
+
+def check_kernel_dir(path: Path) -> None:
+    """KernelCacheError unless `path` is a real directory owned by this user that no one
+    else can write to: code is imported from it."""
+    st = os.lstat(path)
+    fix = ("remove it, or set E2STORE_KERNEL_DIR to a directory of your own with mode "
+           "0700")
+    if stat.S_ISLNK(st.st_mode):
+        raise KernelCacheError(f"{path}: the kernel directory is a symbolic link ({fix})")
+    if not stat.S_ISDIR(st.st_mode):
+        raise KernelCacheError(f"{path}: the kernel directory is not a directory ({fix})")
+    if st.st_uid != os.geteuid():
+        raise KernelCacheError(f"{path}: the kernel directory belongs to user id "
+                               f"{st.st_uid}, not to you ({os.geteuid()}) ({fix})")
+    if st.st_mode & 0o022:
+        raise KernelCacheError(f"{path}: the kernel directory is writable by others (mode "
+                               f"{stat.S_IMODE(st.st_mode):o}; {fix})")
 
 
 BITS, MULTI, RECORDS = "bits", "multi", "records"
@@ -263,7 +295,7 @@ def kernel(plan):
     if name not in _LOADED:
         path = kernel_dir() / f"{name}.py"
         if not path.exists() or path.read_text() != text:
-            atomic_write_text(path, text)
+            atomic_write_text(path, text, mode=0o600)
         spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)

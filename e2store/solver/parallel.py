@@ -112,6 +112,7 @@ class OpeningsResult:
     complete: bool = False
     opening_solutions: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     opening_nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    opening_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))  # when reported
     per_worker: list[dict] = field(default_factory=list)
     boards: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int16))
 
@@ -253,18 +254,21 @@ def _solve_chunk(index: np.ndarray, boards: np.ndarray, first: bool, max_stored:
     sols = np.zeros(len(index), np.int64)
     nodes = np.zeros(len(index), np.int64)
     kept: list[np.ndarray] = []
+    kept_pos: list[np.ndarray] = []
     n_kept = 0
     for k, row in enumerate(boards):
         sols[k], nodes[k], found = sub.solve(row, first, max(0, max_stored - n_kept), True)
         if found is not None:
             kept.append(found)
+            kept_pos.append(np.full(len(found), index[k], np.int64))
             n_kept += len(found)
         if first and sols[k]:
             sols, nodes, index = sols[:k + 1], nodes[:k + 1], index[:k + 1]
             break
     return {"pid": os.getpid(), "index": index, "solutions": sols, "nodes": nodes,
             "seconds": time.perf_counter() - t0,
-            "boards": np.concatenate(kept) if kept else None}
+            "boards": np.concatenate(kept) if kept else None,
+            "board_pos": np.concatenate(kept_pos) if kept_pos else None}
 
 
 def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
@@ -301,7 +305,9 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
                          ops.symmetry_break, len(index), workers, shard, first)
     res.opening_solutions = np.zeros(len(index), np.int64)
     res.opening_nodes = np.zeros(len(index), np.int64)
-    chunks = plan_chunks(estimate_costs(instance, boards), workers)
+    res.opening_seconds = np.zeros(len(index))
+    # each chunk in opening order, so that the boards kept are the first in search order
+    chunks = [np.sort(c) for c in plan_chunks(estimate_costs(instance, boards), workers)]
     stats: dict[int, dict] = {}
     kept: list[np.ndarray] = []
     n_kept = 0
@@ -321,9 +327,14 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
         st["solutions"] += int(out["solutions"].sum())
         st["nodes"] += int(out["nodes"].sum())
         st["seconds"] += out["seconds"]
-        if out["boards"] is not None and n_kept < max_stored:
-            kept.append(out["boards"][:max_stored - n_kept])
-            n_kept += len(kept[-1])
+        res.opening_seconds[pos] = time.perf_counter() - t0
+        if out["boards"] is not None:
+            kept.append((out["board_pos"], out["boards"]))
+            n_kept += len(out["boards"])
+            if n_kept > max_stored:  # keep the first max_stored in opening order
+                order_pos, order_boards = _first_boards(kept, max_stored)
+                kept[:] = [(order_pos, order_boards)]
+                n_kept = len(order_boards)
         done += len(pos)
         bar.update(len(pos))
         bar.set_postfix(solutions=int(res.opening_solutions.sum()),
@@ -336,7 +347,7 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
             _init_worker(instance, scan, ops.covered, finals,
                          boards[0] if len(boards) else None, kernel)
             for c in chunks:
-                take(_solve_chunk(c, boards[c], first, max_stored - n_kept))
+                take(_solve_chunk(c, boards[c], first, max_stored))
                 if first and res.opening_solutions.sum():
                     found_first = True
                     break
@@ -371,9 +382,18 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
     res.per_worker = [{**s, "seconds": round(s["seconds"], 6)}
                       for s in sorted(stats.values(), key=lambda s: s["worker"])]
     dtype = board_dtype(instance.n_pieces)
-    res.boards = (np.concatenate(kept).astype(dtype) if kept
+    res.boards = (_first_boards(kept, max_stored)[1].astype(dtype) if kept
                   else np.zeros((0, instance.width * instance.height), dtype=dtype))
     return res
+
+
+def _first_boards(kept: list[tuple[np.ndarray, np.ndarray]], limit: int,
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The first `limit` boards by opening (stable: in search order inside an opening)."""
+    pos = np.concatenate([p for p, _ in kept])
+    boards = np.concatenate([b for _, b in kept])
+    order = np.argsort(pos, kind="stable")[:limit]
+    return pos[order], boards[order]
 
 
 def merge_reports(reports: Sequence[dict]) -> dict:

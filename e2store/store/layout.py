@@ -108,6 +108,9 @@ def cartesian_schema(hamming: int, metadata: dict[str, str] | None = None) -> pa
 
 # the query layer's tables built from JSON records (e2store.query) --------------------------
 
+PARTITION_SCHEMA = pa.schema([("instance", pa.string()), ("hamming", pa.int32()),
+                              ("zone", pa.int32()), ("rotation", pa.int32())])  # hive keys
+
 MANIFEST_VIEW_SCHEMA = pa.schema([
     ("instance", pa.string()), ("hamming", pa.int32()), ("zone", pa.int32()),
     ("rotation", pa.int32()), ("form", pa.string()), ("x", pa.int32()), ("y", pa.int32()),

@@ -1,0 +1,128 @@
+"""The plain search over several processes, without an openings file.
+
+`solve_workers` walks the top of each root's search (the fixed cells and the first K free
+cells of the scan order) with the generic kernel, keeps every partial board of depth K as
+the root of a subtree, and solves those subtrees over N processes exactly as openings are
+solved (`e2store.solver.parallel.solve_openings`: heaviest first, the generated kernel
+where it applies).  K is the first depth with at least `PREFIXES_PER_WORKER` partial
+boards per worker, so the work balances.
+
+The report is that of the one-process search: the same solutions (kept in search order),
+the same node count (the top walk's nodes plus every subtree's), and `first_nodes`, the
+nodes a sequential search spends before its first solution (recomputed by the generic
+kernel in the subtree that holds it).  `first_seconds` is the time at which that subtree's
+result arrived.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from e2store.errors import SolverError
+from e2store.instance.model import Instance
+from e2store.solver import _kernels as K
+from e2store.solver import _unrolled
+from e2store.solver.openings import Openings
+from e2store.solver.parallel import solve_openings
+from e2store.solver.plan import Plan, Seed, board_dtype, build_plan, search_setup
+from e2store.solver.search import DEFAULT_MAX_STORED, Search, SolveResult, top_order
+
+PREFIXES_PER_WORKER = 64  # subtrees per worker at least: enough to balance uneven subtrees
+_NO_LIMIT = int(np.iinfo(np.int64).max)
+
+
+def top_prefixes(instance: Instance, plan: Plan, want: int,
+                 ) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """The partial boards of the first depth K with at least `want` of them (at most the
+    last depth but one): (boards (n, W*H) with -1 on free cells, the top walk's nodes when
+    each was reached, the top walk's total nodes, K)."""
+    last = max(1, plan.n_depth - 1)
+    for k in range(1, last + 1):
+        search = Search(build_plan(instance, top_order(plan, k), plan.fixed), 1)
+        boards, at = [], []
+        while not search.done:
+            found = search.run(_NO_LIMIT, False)
+            if len(found):
+                boards.append(found[0].copy())
+                at.append(int(search.state[K.NODES]))
+        if len(boards) >= want or k == last:
+            n = instance.width * instance.height
+            out = (np.array(boards, dtype=board_dtype(instance.n_pieces)) if boards
+                   else np.zeros((0, n), dtype=board_dtype(instance.n_pieces)))
+            return out, np.array(at, dtype=np.int64), int(search.state[K.NODES]), k
+    raise AssertionError("unreachable")
+
+
+def _first_nodes(instance: Instance, order: np.ndarray, board: np.ndarray) -> int:
+    """Nodes a generic search of the subtree under `board` spends before its first solution."""
+    fixed = {int(c): int(board[c]) for c in np.flatnonzero(board >= 0)}
+    search = Search(build_plan(instance, order, fixed), 1)
+    while not search.done and not search.state[K.SOLUTIONS]:
+        search.run(_NO_LIMIT, True)
+    return int(search.state[K.FIRST_NODES])
+
+
+def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan", *,
+                  workers: int = 2, symmetry_break: bool | None = None,
+                  seed: Seed | None = None, max_stored: int = DEFAULT_MAX_STORED,
+                  progress: bool = False, kernel: str = "auto") -> SolveResult:
+    """A complete search of `instance` over `workers` processes (module docstring); the
+    arguments mean what they mean for `e2store.solver.solve`, whose report this equals."""
+    if workers < 1:
+        raise SolverError(f"workers {workers} (expected >= 1)")
+    _unrolled.check_choice(kernel)
+    w, h = instance.width, instance.height
+    order, scan_name, fixed_seed, symmetry_break, roots = search_setup(
+        instance, scan, seed, symmetry_break)
+    result = SolveResult(instance.id, w, h, scan_name, bool(symmetry_break), len(fixed_seed),
+                         False)
+    t0 = time.perf_counter()
+    kept: list[np.ndarray] = []
+    n_kept = done_nodes = 0
+    for root in roots:
+        plan = build_plan(instance, order, root)
+        if plan.n_depth < 2:  # nothing to split: the one-process search
+            from e2store.solver.search import solve
+
+            one = solve(instance, order, seed=root, symmetry_break=False,
+                        max_stored=max_stored, kernel=kernel)
+            sols, nodes, boards = one.solutions, one.nodes, one.boards
+            first_at = one.first_nodes
+        else:
+            prefixes, at, top_nodes, _ = top_prefixes(instance, plan,
+                                                      PREFIXES_PER_WORKER * workers)
+            if not len(prefixes):  # the top walk found no way through
+                done_nodes += top_nodes
+                continue
+            ops = Openings(instance.id, instance.name, w, h, [], 0, False, prefixes)
+            started = time.perf_counter() - t0
+            res = solve_openings(instance, ops, workers=workers, scan=order,
+                                 max_stored=max(0, max_stored - n_kept), progress=progress,
+                                 kernel=kernel)
+            sols, nodes, boards = res.solutions, top_nodes + res.nodes, res.boards
+            first_at = None
+            hit = np.flatnonzero(res.opening_solutions)
+            if len(hit):
+                i = int(hit[0])
+                first_at = (int(at[i]) + int(res.opening_nodes[:i].sum())
+                            + _first_nodes(instance, order, prefixes[i]))
+                if result.first_nodes is None:
+                    result.first_seconds = started + float(res.opening_seconds[i])
+        if sols and result.first_nodes is None and first_at is not None:
+            result.first_nodes = done_nodes + first_at
+            if result.first_seconds is None:
+                result.first_seconds = time.perf_counter() - t0
+        result.solutions += sols
+        done_nodes += nodes
+        if len(boards) and n_kept < max_stored:
+            kept.append(boards[:max_stored - n_kept])
+            n_kept += len(kept[-1])
+    result.nodes = done_nodes
+    result.complete = True
+    result.seconds = time.perf_counter() - t0
+    result.boards = (np.concatenate(kept) if kept
+                     else np.zeros((0, w * h), dtype=board_dtype(instance.n_pieces)))
+    return result
