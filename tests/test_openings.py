@@ -360,7 +360,7 @@ def test_cli_openings_and_solve(stores, tmp_path):
      "run `e2store enumerate INSTANCE"),
     (["openings", "{f}", "--store", "{s}", "--at", "3,3", "--hamming", 1, "-o", "{o}",
       "--symmetry-break"], "do not cover"),
-    (["solve", "{f}", "--workers", 2], "--workers and --shard need --openings"),
+    (["solve", "{f}", "--shard", "0/2"], "--shard needs --openings"),
     (["solve", "{f}", "--openings", "{f}"], "not a Parquet file"),
     (["solve", "{f}", "--openings", "{o}", "--fixed", "{f}"], "--openings takes neither"),
     (["solve", "{f}", "--openings", "{o}", "--scan", "zigzag"], "unknown scan order"),
