@@ -57,6 +57,9 @@ def test_seeded_search_without_symmetry_break():
     seed = {(0, 0): int(inst.solution[0, 0])}
     one = solve(inst, seed=seed, symmetry_break=False)
     _same(solve_workers(inst, seed=seed, symmetry_break=False, workers=1), one)
+    almost = {(x, y): int(inst.solution[y, x]) for y in range(5) for x in range(5)
+              if (x, y) != (4, 4)}  # one free cell: nothing to split
+    _same(solve_workers(inst, seed=almost, workers=2), solve(inst, seed=almost))
     with pytest.raises(SolverError, match="workers 0"):
         solve_workers(inst, workers=0)
 

@@ -28,7 +28,7 @@ from e2store.solver import _unrolled
 from e2store.solver.openings import Openings
 from e2store.solver.parallel import solve_openings
 from e2store.solver.plan import Plan, Seed, board_dtype, build_plan, search_setup
-from e2store.solver.search import DEFAULT_MAX_STORED, Search, SolveResult, top_order
+from e2store.solver.search import DEFAULT_MAX_STORED, Search, SolveResult, solve, top_order
 
 PREFIXES_PER_WORKER = 64  # subtrees per worker at least: enough to balance uneven subtrees
 _NO_LIMIT = int(np.iinfo(np.int64).max)
@@ -85,10 +85,8 @@ def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan",
     for root in roots:
         plan = build_plan(instance, order, root)
         if plan.n_depth < 2:  # nothing to split: the one-process search
-            from e2store.solver.search import solve
-
-            one = solve(instance, order, seed=root, symmetry_break=False,
-                        max_stored=max_stored, kernel=kernel)
+            one = solve(instance, order, seed={(c % w, c // w): v for c, v in root.items()},
+                        symmetry_break=False, max_stored=max_stored, kernel=kernel)
             sols, nodes, boards = one.solutions, one.nodes, one.boards
             first_at = one.first_nodes
         else:
