@@ -30,7 +30,7 @@ from e2store.solver import _unrolled
 from e2store.solver.openings import Openings, check_openings
 from e2store.solver.plan import board_dtype, build_plan, fixed_problem
 from e2store.solver.scan import scan_order
-from e2store.solver.search import DEFAULT_MAX_STORED, Search, UnrolledSearch
+from e2store.solver.search import DEFAULT_MAX_STORED, NO_LIMIT, Search, UnrolledSearch
 from e2store.solver.solutions import check_solutions
 from e2store.zones.geometry import SIDE_STEP
 
@@ -220,7 +220,7 @@ class Subtrees:
         s = self.search(board, max(1, min(256, max_stored)), checked)
         kept, n_kept = [], 0
         while not s.done:
-            found = s.run(_NO_LIMIT, first)
+            found = s.run(NO_LIMIT, first)
             if len(found):
                 check_solutions(self.instance, found)
                 if n_kept < max_stored:
@@ -232,7 +232,6 @@ class Subtrees:
         return int(s.state[K.SOLUTIONS]), int(s.state[K.NODES]), boards
 
 
-_NO_LIMIT = int(np.iinfo(np.int64).max)
 
 
 _WORKER: dict = {}

@@ -40,6 +40,7 @@ from e2store.solver.solutions import check_solutions
 
 DEFAULT_SLICE_NODES = 1 << 25
 DEFAULT_MAX_STORED = 100_000
+NO_LIMIT = int(np.iinfo(np.int64).max)  # a node limit that never stops a search
 KERNELS = _unrolled.KERNELS  # the kernel choices of `solve(kernel=...)`
 AUTO_MIN_DEPTHS = _unrolled.AUTO_MIN_DEPTHS  # "auto": generated for this many free cells
 
@@ -277,7 +278,7 @@ def solve(
         instance, scan, seed, symmetry_break)
     result = SolveResult(instance.id, w, h, scan_name, bool(symmetry_break), len(fixed_seed),
                          first)
-    limit = node_limit if node_limit is not None else np.iinfo(np.int64).max
+    limit = node_limit if node_limit is not None else NO_LIMIT
     slice_nodes = max(1, int(slice_nodes))
     buffer_rows = max(1, min(4096, max_stored if max_stored > 0 else 1))
     kept: list[np.ndarray] = []
@@ -346,6 +347,15 @@ def solve(
 SPLIT_PREFIXES = 256  # `solve_split`: subtrees wanted below the top of the search
 
 
+def first_nodes_below(plan: Plan, board: np.ndarray) -> int:
+    """Nodes a generic search spends before its first solution in the subtree where the
+    cells `plan` fixes hold `board`'s placements (the subtree must hold a solution)."""
+    seeded = Search(replace(plan, fixed={int(c): int(board[c]) for c in plan.fixed}), 1)
+    while not seeded.done and not seeded.state[K.SOLUTIONS]:
+        seeded.run(NO_LIMIT, True)
+    return int(seeded.state[K.FIRST_NODES])
+
+
 def top_order(plan: Plan, k: int) -> np.ndarray:
     """(x, y) of the plan's fixed cells and its first k free cells: the top of the search."""
     w = plan.width
@@ -362,7 +372,7 @@ def split_depth(instance: Instance, plan: Plan) -> int:
         search = Search(build_plan(instance, top_order(plan, k), plan.fixed), 4096)
         count = 0
         while not search.done and count < SPLIT_PREFIXES:
-            count += len(search.run(np.iinfo(np.int64).max, False))
+            count += len(search.run(NO_LIMIT, False))
         if count >= SPLIT_PREFIXES:
             return k
     return max(1, plan.n_depth - 1)
@@ -398,18 +408,14 @@ def solve_split(instance: Instance, order: np.ndarray, plans: list[Plan],
         for top, sub in work:
             top_done = 0
             while not top.done:
-                prefix = top.run(np.iinfo(np.int64).max, False)
+                prefix = top.run(NO_LIMIT, False)
                 if not len(prefix):
                     continue
                 sols, nodes, boards = sub.solve(prefix[0], max(0, max_stored - n_kept))
                 if sols and result.first_nodes is None:
                     result.first_seconds = time.perf_counter() - t0
-                    seeded = Search(replace(sub.plan, fixed={
-                        int(c): int(prefix[0][c]) for c in sub.cells}), 1)
-                    while not seeded.done and not seeded.state[K.SOLUTIONS]:
-                        seeded.run(np.iinfo(np.int64).max, True)
                     result.first_nodes = (done_nodes + int(top.state[K.NODES]) + top_done
-                                          + int(seeded.state[K.FIRST_NODES]))
+                                          + first_nodes_below(sub.plan, prefix[0]))
                 if boards is not None:
                     kept.append(boards)
                     n_kept += len(boards)

@@ -28,10 +28,17 @@ from e2store.solver import _unrolled
 from e2store.solver.openings import Openings
 from e2store.solver.parallel import solve_openings
 from e2store.solver.plan import Plan, Seed, board_dtype, build_plan, search_setup
-from e2store.solver.search import DEFAULT_MAX_STORED, Search, SolveResult, solve, top_order
+from e2store.solver.search import (
+    DEFAULT_MAX_STORED,
+    NO_LIMIT,
+    Search,
+    SolveResult,
+    first_nodes_below,
+    solve,
+    top_order,
+)
 
 PREFIXES_PER_WORKER = 64  # subtrees per worker at least: enough to balance uneven subtrees
-_NO_LIMIT = int(np.iinfo(np.int64).max)
 
 
 def top_prefixes(instance: Instance, plan: Plan, want: int,
@@ -44,7 +51,7 @@ def top_prefixes(instance: Instance, plan: Plan, want: int,
         search = Search(build_plan(instance, top_order(plan, k), plan.fixed), 1)
         boards, at = [], []
         while not search.done:
-            found = search.run(_NO_LIMIT, False)
+            found = search.run(NO_LIMIT, False)
             if len(found):
                 boards.append(found[0].copy())
                 at.append(int(search.state[K.NODES]))
@@ -54,15 +61,6 @@ def top_prefixes(instance: Instance, plan: Plan, want: int,
                    else np.zeros((0, n), dtype=board_dtype(instance.n_pieces)))
             return out, np.array(at, dtype=np.int64), int(search.state[K.NODES]), k
     raise AssertionError("unreachable")
-
-
-def _first_nodes(instance: Instance, order: np.ndarray, board: np.ndarray) -> int:
-    """Nodes a generic search of the subtree under `board` spends before its first solution."""
-    fixed = {int(c): int(board[c]) for c in np.flatnonzero(board >= 0)}
-    search = Search(build_plan(instance, order, fixed), 1)
-    while not search.done and not search.state[K.SOLUTIONS]:
-        search.run(_NO_LIMIT, True)
-    return int(search.state[K.FIRST_NODES])
 
 
 def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan", *,
@@ -96,6 +94,7 @@ def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan",
                 done_nodes += top_nodes
                 continue
             ops = Openings(instance.id, instance.name, w, h, [], 0, False, prefixes)
+            cover_plan = build_plan(instance, order, {c: 0 for c in ops.covered})
             started = time.perf_counter() - t0
             res = solve_openings(instance, ops, workers=workers, scan=order,
                                  max_stored=max(0, max_stored - n_kept), progress=progress,
@@ -106,7 +105,7 @@ def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan",
             if len(hit):
                 i = int(hit[0])
                 first_at = (int(at[i]) + int(res.opening_nodes[:i].sum())
-                            + _first_nodes(instance, order, prefixes[i]))
+                            + first_nodes_below(cover_plan, prefixes[i]))
                 if result.first_nodes is None:
                     result.first_seconds = started + float(res.opening_seconds[i])
         if sols and result.first_nodes is None and first_at is not None:
