@@ -266,8 +266,11 @@ def test_cli_finals_json_and_text(tmp_path):
     assert "cuts" not in json.loads(runner.invoke(main, ["solve", str(path), "--json"]).stdout)
     r = runner.invoke(main, ["solve", str(path), "--store", str(store), "--finals-hamming", "1"])
     assert r.exit_code == 0 and "finals     hamming 1, cuts (0,0):" in r.stdout
-    r = runner.invoke(main, ["solve", str(path), "--store", str(store)])  # default h=2
+    r = runner.invoke(main, ["solve", str(path), "--store", str(store), "--method",
+                             "finals"])  # default h=2
     assert r.exit_code == 2 and "e2store enumerate INSTANCE --hamming 2" in r.stderr
+    r = runner.invoke(main, ["solve", str(path), "--store", str(store)])  # complete: closure
+    assert r.exit_code == 0 and "closure    2x2 block below row 0" in r.stdout
 
 
 def test_region_emptied_by_the_seed_cuts_every_node():

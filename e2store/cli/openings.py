@@ -79,7 +79,8 @@ def openings_cmd(instance: Path, more_cells: tuple[str, ...], fmt: str, sides: s
 
 def solve_with_openings(inst, path: Path, workers: int, scan: str, first: bool,
                         shard: tuple[int, int] | None, save: Path | None, keep: int,
-                        as_json: bool, finals=None, kernel: str = "auto") -> None:
+                        as_json: bool, finals=None, kernel: str = "auto",
+                        closure=None) -> None:
     """`e2store solve --openings FILE`: solve the openings over processes, print a report."""
     from e2store.solver.openings import read_openings
     from e2store.solver.parallel import solve_openings
@@ -88,7 +89,7 @@ def solve_with_openings(inst, path: Path, workers: int, scan: str, first: bool,
     ops = read_openings(path)
     res = solve_openings(inst, ops, workers=workers, scan=scan, first=first,
                          shard=shard, max_stored=keep, progress=True, finals=finals,
-                         kernel=kernel)
+                         kernel=kernel, closure=closure)
     if save is not None:
         write_solutions(save, res.boards, inst, res.scan)
     if as_json:
@@ -101,6 +102,17 @@ def solve_with_openings(inst, path: Path, workers: int, scan: str, first: bool,
     if res.solutions > res.stored and save is not None:
         click.echo(f"e2store: warning: {res.solutions} solutions found, {res.stored} saved "
                    f"(raise --keep to save more)", err=True)
+
+
+def closure_line(c: dict) -> str:
+    """The report line of a block closure table (`closure` of a JSON report)."""
+    if not c.get("used"):
+        return f"closure    not used: {c.get('reason')}"
+    origin = (f"built in {c['build_seconds']:.1f} s" if c.get("built")
+              else "read from the store")
+    return (f"closure    {c['block'][0]}x{c['block'][1]} block below row {c['row']}: "
+            f"{c['probes']:,} probes, {c['cuts']:,} cuts; table "
+            f"{c['table_bytes'] / 2**20:,.0f} MiB ({origin})")
 
 
 def format_openings_report(r, inst_name: str, path: Path,
@@ -116,6 +128,8 @@ def format_openings_report(r, inst_name: str, path: Path,
         f"nodes      {r.nodes:,} in {r.seconds:.3f} s ({r.nodes_per_second / 1e6:,.1f} M "
         f"nodes/s) over {r.workers} worker{'s' if r.workers > 1 else ''}",
     ]
+    if r.closure is not None:
+        lines.append(closure_line(r.closure))
     for w in r.per_worker:
         lines.append(f"  worker {w['worker']}: {w['openings']:,} openings, "
                      f"{w['solutions']:,} solutions, {w['nodes']:,} nodes, "

@@ -167,6 +167,37 @@ class SizeType(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
+_BYTES = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", re.IGNORECASE)
+
+
+def parse_bytes(text: str) -> int:
+    """A memory size: a number of bytes, or with a binary suffix K, M, G or T (`2G`, `512MiB`)."""
+    m = _BYTES.fullmatch(text)
+    if m is None:
+        raise ValueError(f"{text!r} is not a memory size (expected bytes or a number with "
+                         f"K, M, G or T, e.g. 2G or 512M)")
+    scale = 1 << (10 * "KMGT".index(m.group(2).upper()) + 10) if m.group(2) else 1
+    return int(float(m.group(1)) * scale)
+
+
+class BytesType(click.ParamType):
+    """A memory size (`parse_bytes`) -> bytes."""
+
+    name = "bytes"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "SIZE"
+
+    def convert(self, value: Any, param, ctx) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_bytes(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+BYTES = BytesType()
 CELL = CellType()
 CELLS = CellsType()
 CELLS_OR_ALL = CellsType(allow_all=True)

@@ -11,6 +11,7 @@ import click
 from e2store.cli.command import command
 from e2store.cli.options import (
     AUTO_MIN_DEPTHS,
+    BYTES,
     DEFAULT_FINALS_HAMMING,
     DEFAULT_MAX_STORED,
     KERNELS,
@@ -31,6 +32,7 @@ from e2store.cli.options import (
              "e2store solve demo6.e2s",
              "e2store solve demo6.e2s --scan spiral-in --first --json",
              "e2store solve pieces_7x7.txt --all --workers 2 --json",
+             "e2store solve pieces_7x7.txt --all --workers 2 --store store/ --json",
              "e2store solve demo7.e2s --store store/ --finals-regions corners",
              "e2store solve demo7.e2s --openings openings.parquet --shard 0/4 --workers 2 "
              "--json",
@@ -57,8 +59,17 @@ from e2store.cli.options import (
 @click.option("--max-nodes", type=click.IntRange(min=1), default=None,
               help="Stop after this many nodes (the report says the search is incomplete).")
 @store_option(required=False,
-              help="Prune with finals: cut branches that leave a closure region without a "
-              "compatible corolle of this store (`e2store enumerate`).")
+              help="Let this store's database prune the search (--method): a complete search "
+              "probes the block closure table (built into STORE the first time, reused "
+              "after); --first, --max-nodes or --finals-* use finals (corolles of `e2store "
+              "enumerate`).")
+@click.option("--method", type=click.Choice(("auto", "closure", "finals")), default="auto",
+              show_default=True, help="How --store prunes: `closure` (complete searches, the "
+              "fastest measured), `finals`, or `auto` (closure for a complete search, else "
+              "finals).")
+@click.option("--memory-budget", "budget", type=BYTES, default="2G", show_default=True,
+              help="Largest closure table, in bytes over all processes (K/M/G suffixes): a "
+              "larger one is refused before it is built.")
 @click.option("--finals-regions", multiple=True, default=("corners",), show_default=True,
               metavar="corners|X,Y", help="Finals regions (with --store): centre cells, "
               "repeatable.")
@@ -95,7 +106,8 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
               workers: int = 1, shard: tuple[int, int] | None = None,
               estimate_samples: int | None = None,
               estimate_seed: int = 0, estimate_depth: int | None = None,
-              kernel: str = "auto", **finals) -> None:
+              kernel: str = "auto", method: str = "auto", budget: int = 2 << 30,
+              **finals) -> None:
     """Solve a puzzle by backtracking and report nodes, solutions and times.
 
     A node is one piece placed.  Progress goes to stderr on long runs; Ctrl-C stops the
@@ -125,11 +137,28 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
             raise click.UsageError(f"--{k.replace('_', '-')} needs --estimate M")
     given = [f"--{k.replace('_', '-')}" for k in ("finals_regions", "finals_hamming")
              if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT]
-    if given and not finals.get("store"):
+    store = finals.get("store")
+    if given and not store:
         raise click.UsageError(f"{', '.join(given)} needs --store DIR (the finals' corolles)")
+    for k in ("method", "budget"):
+        if not store and ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT:
+            raise click.UsageError(f"--{k.replace('budget', 'memory-budget')} needs --store DIR")
+    partial = first or max_nodes is not None
+    if method == "auto":
+        method = "finals" if given or partial else "closure"
+    if method == "closure" and (given or partial):
+        raise click.UsageError("--method closure probes the closure table in complete searches: "
+                               "it takes no --first, --max-nodes or --finals-* (use --method "
+                               "finals)")
     inst = load_instance(instance, fmt, sides, size)
-    fin = (load_finals(finals["store"], inst, list(finals["finals_regions"]),
-                       finals["finals_hamming"]) if finals.get("store") else None)
+    fin = (load_finals(store, inst, list(finals["finals_regions"]), finals["finals_hamming"])
+           if store and method == "finals" else None)
+    clo = None
+    if store and method == "closure":
+        from e2store.query.closures import open_closure
+
+        clo = open_closure(store, inst, budget, copies=max(1, workers),
+                           log=lambda m: click.echo(f"e2store: {m}", err=True))
     if openings_file is not None:
         from e2store.cli.openings import solve_with_openings
 
@@ -137,7 +166,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
             raise SolverError("--openings takes neither --fixed, --no-symmetry-break nor "
                               "--max-nodes (the openings file sets seeds and symmetry)")
         solve_with_openings(inst, openings_file, workers, scan, first, shard, save, keep,
-                            as_json, finals=fin, kernel=kernel)
+                            as_json, finals=fin, kernel=kernel, closure=clo)
         return
     if shard is not None:
         raise SolverError("--shard needs --openings FILE")
@@ -147,16 +176,17 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
         from e2store.solver.workers import solve_workers
 
         refused = [flag for flag, on in (("--first", first), ("--max-nodes", max_nodes),
-                                         ("--store", fin is not None)) if on]
+                                         ("--method finals", fin is not None)) if on]
         if refused:
             raise SolverError(f"--workers {workers} runs a complete search: it takes no "
                               f"{', '.join(refused)} (use one process, or --openings FILE)")
         result = solve_workers(inst, scan, workers=workers, symmetry_break=symmetry_break,
-                               seed=seed, max_stored=keep, progress=True, kernel=kernel)
+                               seed=seed, max_stored=keep, progress=True, kernel=kernel,
+                               closure=clo)
     else:
         result = solve(inst, scan, first=first, symmetry_break=symmetry_break, seed=seed,
                        max_stored=keep, node_limit=max_nodes, progress=True,
-                       stop_on_interrupt=True, finals=fin, kernel=kernel)
+                       stop_on_interrupt=True, finals=fin, kernel=kernel, closure=clo)
     if save is not None:
         write_solutions(save, result.boards, inst, result.scan)
     if as_json:
@@ -225,6 +255,9 @@ def format_report(r, inst_name: str, corner: str | None = None,
     ]
     if r.first_nodes is not None:
         lines.append(f"first      after {r.first_nodes:,} nodes, {r.first_seconds:.3f} s")
+    elif r.first_seconds is not None:
+        lines.append(f"first      after {r.first_seconds:.3f} s (nodes not counted with a "
+                     f"closure)")
     else:
         lines.append("first      none")
     lines.append(f"nodes      {r.nodes:,} in {r.seconds:.3f} s "
@@ -233,6 +266,10 @@ def format_report(r, inst_name: str, corner: str | None = None,
         regions = " ".join(f"({x},{y}):{c:,}" for (x, y), c in zip(r.finals_regions or [],
                                                                      r.cuts, strict=True))
         lines.append(f"finals     hamming {r.finals_hamming}, cuts {regions}")
+    if r.closure is not None:
+        from e2store.cli.openings import closure_line
+
+        lines.append(closure_line(r.closure))
     if save is not None:
         lines.append(f"saved      {r.stored:,} solutions to {save}")
     return "\n".join(lines)

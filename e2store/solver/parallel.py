@@ -115,6 +115,8 @@ class OpeningsResult:
     opening_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))  # when reported
     per_worker: list[dict] = field(default_factory=list)
     boards: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int16))
+    closure_counts: np.ndarray = field(default_factory=lambda: np.zeros(2, np.int64))
+    closure: dict | None = None  # with a closure table: the table, probes and cuts
 
     @property
     def nodes_per_second(self) -> float:
@@ -134,7 +136,8 @@ class OpeningsResult:
                 "seconds": round(self.seconds, 6),
                 "nodes_per_second": round(self.nodes_per_second, 1),
                 "openings_with_solutions": int((self.opening_solutions > 0).sum()),
-                "per_worker": self.per_worker}
+                "per_worker": self.per_worker,
+                **({} if self.closure is None else {"closure": self.closure})}
 
 
 class Subtrees:
@@ -150,7 +153,7 @@ class Subtrees:
     """
 
     def __init__(self, instance: Instance, scan: str | Path | np.ndarray, covered: list[int],
-                 finals=None, kernel: str = "auto"):
+                 finals=None, kernel: str = "auto", closure=None):
         self.instance = instance
         w, h = instance.width, instance.height
         order = (np.asarray(scan, dtype=np.int64).reshape(-1, 2)
@@ -161,8 +164,19 @@ class Subtrees:
         self._cells = np.array(self.covered, dtype=np.int64)
         self._spare: Search | None = None  # reused between openings (not with finals)
         self._fast: UnrolledSearch | None = None  # the generated kernel, made on first use
-        # complete searches without finals may run a kernel generated for this plan
-        self.unrolled = not self.extra and _unrolled.use_unrolled(kernel, self.plan)
+        # complete searches without finals may run a kernel generated for this plan; with a
+        # closure table (`e2store.query.closures`) they must
+        self.closure = closure
+        self.unrolled = not self.extra and (_unrolled.use_unrolled(kernel, self.plan) or (
+            closure is not None and _unrolled.supported(self.plan)))
+        if closure is not None and (self.extra or not self.unrolled):
+            raise SolverError("a closure table is probed by the generated kernel: not with "
+                              "finals, the generic kernel or boards of over 64 pieces")
+
+    @property
+    def closure_counts(self) -> np.ndarray:
+        """Closure probes and cuts so far (zeros without a closure table)."""
+        return self._fast.ccount.copy() if self._fast is not None else np.zeros(2, np.int64)
 
     def warm_up(self, board: np.ndarray) -> None:
         """Compile or load every kernel a search under `board` may use."""
@@ -172,7 +186,7 @@ class Subtrees:
 
     def _fast_search(self) -> UnrolledSearch:
         if self._fast is None:
-            self._fast = UnrolledSearch(self.instance, self.plan)
+            self._fast = UnrolledSearch(self.instance, self.plan, self.closure)
         return self._fast
 
     def _check(self, board: np.ndarray) -> None:
@@ -238,9 +252,11 @@ _WORKER: dict = {}
 
 
 def _init_worker(instance: Instance, scan, covered: list[int], finals,
-                 warm: np.ndarray | None, kernel: str = "auto") -> None:
-    """Pool initializer: build the plan once; compile or load the kernel before any work."""
-    sub = Subtrees(instance, scan, covered, finals, kernel)
+                 warm: np.ndarray | None, kernel: str = "auto", closure=None) -> None:
+    """Pool initializer: build the plan once, load the closure table (each process its
+    own copy); compile or load the kernel before any work."""
+    sub = Subtrees(instance, scan, covered, finals, kernel,
+                   None if closure is None else closure.loaded())
     _WORKER["subtrees"] = sub
     if warm is not None:
         sub.warm_up(warm)
@@ -250,6 +266,7 @@ def _solve_chunk(index: np.ndarray, boards: np.ndarray, first: bool, max_stored:
     """Solve the openings `boards` (their indices `index`); counts per opening."""
     sub: Subtrees = _WORKER["subtrees"]
     t0 = time.perf_counter()
+    counts0 = sub.closure_counts
     sols = np.zeros(len(index), np.int64)
     nodes = np.zeros(len(index), np.int64)
     kept: list[np.ndarray] = []
@@ -266,6 +283,7 @@ def _solve_chunk(index: np.ndarray, boards: np.ndarray, first: bool, max_stored:
             break
     return {"pid": os.getpid(), "index": index, "solutions": sols, "nodes": nodes,
             "seconds": time.perf_counter() - t0,
+            "closure": sub.closure_counts - counts0,
             "boards": np.concatenate(kept) if kept else None,
             "board_pos": np.concatenate(kept_pos) if kept_pos else None}
 
@@ -274,13 +292,17 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
                    scan: str | Path | np.ndarray = "rowscan", first: bool = False,
                    shard: tuple[int, int] | None = None, max_stored: int = DEFAULT_MAX_STORED,
                    progress: bool = False, finals=None, kernel: str = "auto",
-                   ) -> OpeningsResult:
+                   closure=None) -> OpeningsResult:
     """Solve every opening's subtree (seed = its cells, no further symmetry break) over
     `workers` processes and merge: totals, counts per opening, per-worker stats, and up to
     `max_stored` solutions.  `shard=(k, s)` solves only openings i with i % s == k.
     The counts equal those of `solve(instance, scan, seed=opening, symmetry_break=False)`
     summed over the openings; `finals` is passed to the search as `solve` does; `kernel`
-    to `Subtrees`."""
+    and `closure` (a block closure table, `e2store.query.closures`; complete searches
+    only) to `Subtrees`."""
+    if closure is not None and first:
+        raise SolverError("a closure table is probed by the generated kernel of a complete "
+                          "search; it cannot be used with a first-solution search")
     if (ops.instance, ops.width, ops.height) != (instance.id, instance.width, instance.height):
         raise SolverError(f"openings of instance {ops.instance} ({ops.width}x{ops.height}), "
                           f"not of {instance.id} ({instance.width}x{instance.height})")
@@ -327,6 +349,7 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
         st["nodes"] += int(out["nodes"].sum())
         st["seconds"] += out["seconds"]
         res.opening_seconds[pos] = time.perf_counter() - t0
+        res.closure_counts += out["closure"]
         if out["boards"] is not None:
             kept.append((out["board_pos"], out["boards"]))
             n_kept += len(out["boards"])
@@ -344,7 +367,7 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
     try:
         if workers == 1 or len(chunks) <= 1:
             _init_worker(instance, scan, ops.covered, finals,
-                         boards[0] if len(boards) else None, kernel)
+                         boards[0] if len(boards) else None, kernel, closure)
             for c in chunks:
                 take(_solve_chunk(c, boards[c], first, max_stored))
                 if first and res.opening_solutions.sum():
@@ -354,7 +377,7 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
             ctx = mp.get_context("spawn")
             with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
                                      initargs=(instance, scan, ops.covered, finals, boards[0],
-                                               kernel),
+                                               kernel, closure),
                                      ) as pool:
                 pending = {pool.submit(_solve_chunk, c, boards[c], first, max_stored)
                            for c in chunks}
@@ -378,6 +401,9 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
     res.solutions = int(res.opening_solutions.sum())
     res.nodes = int(res.opening_nodes.sum())
     res.complete = done == len(index) or found_first
+    if closure is not None:
+        res.closure = {**closure.summary(), "used": True, "probes": int(res.closure_counts[0]),
+                       "cuts": int(res.closure_counts[1])}
     res.per_worker = [{**s, "seconds": round(s["seconds"], 6)}
                       for s in sorted(stats.values(), key=lambda s: s["worker"])]
     dtype = board_dtype(instance.n_pieces)

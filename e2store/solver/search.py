@@ -32,9 +32,11 @@ from tqdm import tqdm
 from e2store.errors import SolverError
 from e2store.instance.model import Instance
 from e2store.progress import progress_interval
+from e2store.query.closures import ClosureError, ClosureTable
 from e2store.query.finals import FinalsIndex
 from e2store.solver import _kernels as K
 from e2store.solver import _unrolled
+from e2store.solver.closure import ClosureSpec, closure_spec
 from e2store.solver.plan import Plan, Seed, board_dtype, build_plan, search_setup
 from e2store.solver.solutions import check_solutions
 
@@ -79,6 +81,7 @@ class SolveResult:
     cuts: list[int] | None = None  # with finals: branches cut by each region
     finals_regions: list[tuple[int, int]] | None = None
     finals_hamming: int | None = None
+    closure: dict | None = None  # with a closure table: what it did (`closure_report`)
 
     @property
     def nodes_per_second(self) -> float:
@@ -104,6 +107,7 @@ class SolveResult:
             **({} if self.cuts is None else {
                 "cuts": list(self.cuts), "finals_hamming": self.finals_hamming,
                 "finals_regions": [list(c) for c in self.finals_regions or []]}),
+            **({} if self.closure is None else {"closure": self.closure}),
         }
 
 
@@ -175,12 +179,20 @@ class UnrolledSearch:
     values are ignored), by the kernel generated for that plan (`e2store.solver._unrolled`).  Not
     resumable: each call searches one subtree to the end."""
 
-    def __init__(self, instance: Instance, plan: Plan):
+    def __init__(self, instance: Instance, plan: Plan, closure: ClosureTable | None = None):
         self.instance, self.plan = instance, plan
-        self.fn = _unrolled.kernel(plan)
+        self.spec: ClosureSpec | None = None
+        self.bloom = _unrolled.NO_BLOOM
+        if closure is not None:
+            spec, why = closure_spec(plan, closure)
+            if spec is None:
+                raise ClosureError(f"closure table cannot serve this search: {why}")
+            self.spec, self.bloom = spec, closure.bloom
+        self.ccount = np.zeros(2, dtype=np.int64)  # closure probes and cuts so far
+        self.fn = _unrolled.kernel(plan, self.spec)
         self.colk = _unrolled.colour_table(plan)
         self.records = _unrolled.record_tables(plan)
-        _unrolled.warm_up(self.fn, plan, self.colk, self.records)
+        _unrolled.warm_up(self.fn, plan, self.colk, self.records, self.bloom)
         n = plan.width * plan.height
         self.cells = np.array(sorted(plan.fixed), dtype=np.int64)
         self.shown = np.zeros((n + 1) * 4, dtype=np.uint64)  # fixed cells' colours
@@ -205,7 +217,7 @@ class UnrolledSearch:
         p = self.plan
         nodes, sols = self.fn(p.bmask, p.crec, self.colk, p.bstart, p.cand, *self.records,
                               self.shown, self.placed, self.found[:max_stored], self.n_out,
-                              np.uint64(used))
+                              self.bloom, self.ccount, np.uint64(used))
         boards = None
         if self.n_out[0]:
             boards = self.found[:self.n_out[0]].copy()
@@ -253,6 +265,7 @@ def solve(
     stop_on_interrupt: bool = False,
     finals: FinalsIndex | None = None,
     kernel: str = "auto",
+    closure: ClosureTable | None = None,
 ) -> SolveResult:
     """Search `instance` depth-first in the scan order `scan` and report what was found.
 
@@ -271,7 +284,10 @@ def solve(
     `e2store.solver._unrolled.use_unrolled`): a complete search (no `first`, `node_limit` or
     `finals`) may run the kernel generated for its plan on subtrees (`solve_split`); the
     counts, boards and `first_nodes` are the same, `first_seconds` is taken when the
-    subtree holding the first solution ends.
+    subtree holding the first solution ends.  `closure`: a block closure table
+    (`e2store.query.closures.open_closure`) probed by the generated kernel of a complete
+    search (same solutions, fewer nodes); `closure` in the report says what it did, or why
+    this search could not use it (`used` false).
     """
     w, h = instance.width, instance.height
     order, scan_name, fixed_seed, symmetry_break, roots = search_setup(
@@ -285,10 +301,17 @@ def solve(
     n_kept = 0
     plans = [build_plan(instance, order, root) for root in roots]
     _unrolled.check_choice(kernel)
+    if closure is not None:
+        why = closure_problem(instance, plans, closure, first, node_limit, finals, kernel)
+        if why is not None:
+            result.closure = {**closure.summary(), "used": False, "reason": why}
+            closure = None
+    generated = (lambda p: _unrolled.use_unrolled(kernel, p)) if closure is None else (
+        _unrolled.supported)
     if (not first and node_limit is None and finals is None and plans
-            and all(_unrolled.use_unrolled(kernel, p) and p.n_depth >= 2 for p in plans)):
+            and all(generated(p) and p.n_depth >= 2 for p in plans)):
         return solve_split(instance, order, plans, result, max_stored, progress,
-                            stop_on_interrupt)
+                            stop_on_interrupt, closure)
     searches = [Search(plan, buffer_rows, finals) for plan in plans]
     for search in searches:
         search.warm_up()
@@ -378,9 +401,37 @@ def split_depth(instance: Instance, plan: Plan) -> int:
     return max(1, plan.n_depth - 1)
 
 
+def closure_problem(instance: Instance, plans: list[Plan], closure: ClosureTable,
+                    first: bool, node_limit: int | None, finals: FinalsIndex | None,
+                    kernel: str) -> str | None:
+    """Why `solve` runs without `closure` (None: it uses it).  SolverError for a request
+    that cannot use one at all: a closure is probed by the generated kernel of a complete
+    search."""
+    closure.check_instance(instance)
+    if first or node_limit is not None or finals is not None or kernel == "generic":
+        what = ("a first-solution search" if first else "a node limit" if node_limit is not None
+                else "finals" if finals is not None else "the generic kernel")
+        raise SolverError(f"a closure table is probed by the generated kernel of a complete "
+                          f"search; it cannot be used with {what}")
+    for p in plans:
+        if not _unrolled.supported(p):
+            return "no generated kernel for this plan"
+        spec, why = closure_spec(p, closure)
+        if spec is None:
+            return why
+    return None
+
+
+def closure_report(closure: ClosureTable, subs: list[UnrolledSearch]) -> dict:
+    """The `closure` entry of a report: the table, probes and cuts summed over `subs`."""
+    probes = sum(int(s.ccount[0]) for s in subs)
+    cuts = sum(int(s.ccount[1]) for s in subs)
+    return {**closure.summary(), "used": True, "probes": probes, "cuts": cuts}
+
+
 def solve_split(instance: Instance, order: np.ndarray, plans: list[Plan],
                  result: SolveResult, max_stored: int, progress: bool,
-                 stop_on_interrupt: bool) -> SolveResult:
+                 stop_on_interrupt: bool, closure: ClosureTable | None = None) -> SolveResult:
     """A complete search by subtrees: the generic kernel walks the first K free cells of
     each root's plan and stops at every partial board of depth K; the kernel generated for
     the rest (`UnrolledSearch`) searches its subtree to the end.  Nodes add up as in one search;
@@ -395,12 +446,20 @@ def solve_split(instance: Instance, order: np.ndarray, plans: list[Plan],
     work = []
     for plan in plans:
         k = split_depth(instance, plan)
+        if closure is not None:  # the probe's depth must stay in the subtrees
+            spec = closure_spec(plan, closure)[0]
+            k = max(1, min(k, spec.depth)) if spec is not None else k
         top_walk = top_order(plan, k)
         top = Search(build_plan(instance, top_walk, plan.fixed), 1)
         top.warm_up()
         top_cells = (top_walk[:, 1] * w + top_walk[:, 0]).tolist()
-        sub = UnrolledSearch(instance, build_plan(instance, order, {c: 0 for c in top_cells}))
-        work.append((top, sub))
+        sub_plan = build_plan(instance, order, {c: 0 for c in top_cells})
+        if closure is not None and closure_spec(sub_plan, closure)[0] is None:
+            result.closure = {**closure.summary(), "used": False,
+                              "reason": f"split: {closure_spec(sub_plan, closure)[1]}"}
+            closure = None
+        work.append((top, sub_plan))
+    work = [(top, UnrolledSearch(instance, sub_plan, closure)) for top, sub_plan in work]
     t0 = time.perf_counter()
     top_done = 0  # the current root's subtree nodes so far
     top = None  # the current root's top walk (None between roots)
@@ -412,10 +471,11 @@ def solve_split(instance: Instance, order: np.ndarray, plans: list[Plan],
                 if not len(prefix):
                     continue
                 sols, nodes, boards = sub.solve(prefix[0], max(0, max_stored - n_kept))
-                if sols and result.first_nodes is None:
+                if sols and result.first_seconds is None:
                     result.first_seconds = time.perf_counter() - t0
-                    result.first_nodes = (done_nodes + int(top.state[K.NODES]) + top_done
-                                          + first_nodes_below(sub.plan, prefix[0]))
+                    if closure is None:  # with one, a plain recount would not match `nodes`
+                        result.first_nodes = (done_nodes + int(top.state[K.NODES]) + top_done
+                                              + first_nodes_below(sub.plan, prefix[0]))
                 if boards is not None:
                     kept.append(boards)
                     n_kept += len(boards)
@@ -436,10 +496,9 @@ def solve_split(instance: Instance, order: np.ndarray, plans: list[Plan],
         bar.close()
     result.seconds = time.perf_counter() - t0
     result.nodes = done_nodes
+    if closure is not None:
+        result.closure = closure_report(closure, [sub for _, sub in work])
     result.boards = (np.concatenate(kept) if kept
                      else np.zeros((0, w * h), dtype=board_dtype(instance.n_pieces)))
     return result
-
-
-
 

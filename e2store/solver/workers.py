@@ -25,6 +25,7 @@ from e2store.errors import SolverError
 from e2store.instance.model import Instance
 from e2store.solver import _kernels as K
 from e2store.solver import _unrolled
+from e2store.solver.closure import closure_spec
 from e2store.solver.openings import Openings
 from e2store.solver.parallel import solve_openings
 from e2store.solver.plan import Plan, Seed, board_dtype, build_plan, search_setup
@@ -41,12 +42,12 @@ from e2store.solver.search import (
 PREFIXES_PER_WORKER = 64  # subtrees per worker at least: enough to balance uneven subtrees
 
 
-def top_prefixes(instance: Instance, plan: Plan, want: int,
+def top_prefixes(instance: Instance, plan: Plan, want: int, max_depth: int | None = None,
                  ) -> tuple[np.ndarray, np.ndarray, int, int]:
     """The partial boards of the first depth K with at least `want` of them (at most the
-    last depth but one): (boards (n, W*H) with -1 on free cells, the top walk's nodes when
-    each was reached, the top walk's total nodes, K)."""
-    last = max(1, plan.n_depth - 1)
+    last depth but one, and at most `max_depth`): (boards (n, W*H) with -1 on free cells,
+    the top walk's nodes when each was reached, the top walk's total nodes, K)."""
+    last = max(1, plan.n_depth - 1 if max_depth is None else min(plan.n_depth - 1, max_depth))
     for k in range(1, last + 1):
         search = Search(build_plan(instance, top_order(plan, k), plan.fixed), 1)
         boards, at = [], []
@@ -66,9 +67,11 @@ def top_prefixes(instance: Instance, plan: Plan, want: int,
 def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan", *,
                   workers: int = 2, symmetry_break: bool | None = None,
                   seed: Seed | None = None, max_stored: int = DEFAULT_MAX_STORED,
-                  progress: bool = False, kernel: str = "auto") -> SolveResult:
+                  progress: bool = False, kernel: str = "auto", closure=None) -> SolveResult:
     """A complete search of `instance` over `workers` processes (module docstring); the
-    arguments mean what they mean for `e2store.solver.solve`, whose report this equals."""
+    arguments mean what they mean for `e2store.solver.solve`, whose report this equals.
+    `closure`: a block closure table (`open_closure(..., copies=workers)`), probed in every
+    subtree when the split leaves the block to them (the report says so either way)."""
     if workers < 1:
         raise SolverError(f"workers {workers} (expected >= 1)")
     _unrolled.check_choice(kernel)
@@ -80,33 +83,54 @@ def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan",
     t0 = time.perf_counter()
     kept: list[np.ndarray] = []
     n_kept = done_nodes = 0
+    counts = np.zeros(2, np.int64)  # closure probes, cuts
+    if closure is not None:
+        closure.check_instance(instance)
+        if kernel == "generic":
+            raise SolverError("a closure table is probed by the generated kernel; it cannot "
+                              "be used with the generic kernel")
     for root in roots:
         plan = build_plan(instance, order, root)
         if plan.n_depth < 2:  # nothing to split: the one-process search
             one = solve(instance, order, seed={(c % w, c // w): v for c, v in root.items()},
-                        symmetry_break=False, max_stored=max_stored, kernel=kernel)
+                        symmetry_break=False, max_stored=max_stored, kernel=kernel,
+                        closure=None if closure is None else closure.loaded())
             sols, nodes, boards = one.solutions, one.nodes, one.boards
+            if one.closure is not None and one.closure["used"]:
+                counts += (one.closure["probes"], one.closure["cuts"])
+            elif one.closure is not None:
+                result.closure = one.closure
             first_at = one.first_nodes
         else:
-            prefixes, at, top_nodes, _ = top_prefixes(instance, plan,
-                                                      PREFIXES_PER_WORKER * workers)
+            spec = None if closure is None else closure_spec(plan, closure)[0]
+            prefixes, at, top_nodes, _ = top_prefixes(  # the closure probe stays below
+                instance, plan, PREFIXES_PER_WORKER * workers,
+                None if spec is None else spec.depth)
             if not len(prefixes):  # the top walk found no way through
                 done_nodes += top_nodes
                 continue
             ops = Openings(instance.id, instance.name, w, h, [], 0, False, prefixes)
             cover_plan = build_plan(instance, order, {c: 0 for c in ops.covered})
+            use = closure
+            if closure is not None:
+                spec, why = closure_spec(cover_plan, closure)
+                if spec is None:
+                    result.closure = {**closure.summary(), "used": False, "reason": why}
+                    use = None
             started = time.perf_counter() - t0
             res = solve_openings(instance, ops, workers=workers, scan=order,
                                  max_stored=max(0, max_stored - n_kept), progress=progress,
-                                 kernel=kernel)
+                                 kernel=kernel, closure=use)
+            counts += res.closure_counts
             sols, nodes, boards = res.solutions, top_nodes + res.nodes, res.boards
             first_at = None
             hit = np.flatnonzero(res.opening_solutions)
             if len(hit):
                 i = int(hit[0])
-                first_at = (int(at[i]) + int(res.opening_nodes[:i].sum())
-                            + first_nodes_below(cover_plan, prefixes[i]))
-                if result.first_nodes is None:
+                if use is None:  # with a closure a plain recount would not match `nodes`
+                    first_at = (int(at[i]) + int(res.opening_nodes[:i].sum())
+                                + first_nodes_below(cover_plan, prefixes[i]))
+                if result.first_seconds is None:
                     result.first_seconds = started + float(res.opening_seconds[i])
         if sols and result.first_nodes is None and first_at is not None:
             result.first_nodes = done_nodes + first_at
@@ -118,6 +142,9 @@ def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan",
             kept.append(boards[:max_stored - n_kept])
             n_kept += len(kept[-1])
     result.nodes = done_nodes
+    if closure is not None and result.closure is None:
+        result.closure = {**closure.summary(), "used": True, "probes": int(counts[0]),
+                          "cuts": int(counts[1])}
     result.complete = True
     result.seconds = time.perf_counter() - t0
     result.boards = (np.concatenate(kept) if kept
