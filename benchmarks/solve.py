@@ -18,6 +18,15 @@ searched without finals and with them.
                                [--no-finals] [--seven-samples 6]
     python benchmarks/solve.py --openings-only [--openings-sample 2000] [--openings-budget 600]
     python benchmarks/solve.py --workers-only [--workers 2] [--workers-boards 6 7]
+    python benchmarks/solve.py --store-only [--workers 2] [--workers-boards 6 7]
+
+`--store-only`: the complete search over `--workers` processes without a store and with
+one (`solve --workers N --store STORE`, the block closure table of `e2store.query.closures`):
+the first run into an empty store (building the table included in its time), then a second
+run reusing it; each in a fresh process (the plain search runs once untimed first, so its
+generated kernel is compiled; the first store run compiles the closure kernel inside its
+time, as a user's first run does); same nodes asserted between the two store runs, same
+solutions as plain.
 
 `--workers-only`: the complete search (corner fixed, rowscan) in one process (`solve`) and
 over `--workers` processes (`solve --workers`, `e2store.solver.workers`), each in a fresh
@@ -87,6 +96,56 @@ def _workers_case(path: str, workers: int, out: mp.Queue) -> None:
              "nodes": r.nodes, "first_nodes": r.first_nodes, "seconds": wall,
              "nodes_per_s": r.nodes / wall if wall else 0.0,
              "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+
+
+def _store_case(path: str, workers: int, store: str | None, out: mp.Queue) -> None:
+    """Child process: one complete search over `workers` processes, plain (`store` None)
+    or with the closure table of `store` (opened, or built, inside the timed span)."""
+    import time
+
+    from e2store.instance.formats import read_instance
+    from e2store.query.closures import open_closure
+    from e2store.solver.search import solve
+    from e2store.solver.workers import solve_workers
+
+    inst = read_instance(path)
+    solve(inst, first=True, node_limit=1000)  # compile / load the generic kernel
+    t0 = time.perf_counter()
+    clo = None if store is None else open_closure(store, inst, copies=workers)
+    r = solve_workers(inst, workers=workers, closure=clo)
+    wall = time.perf_counter() - t0
+    rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+              resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    out.put({"instance": inst.name, "workers": workers, "store": store is not None,
+             "solutions": r.solutions, "nodes": r.nodes, "seconds": wall,
+             "closure": r.closure, "peak_rss_mb": rss})
+
+
+def report_store(paths: list[Path], workers: int) -> list[dict]:
+    """Plain against --store (first run, then second), complete searches over `workers`."""
+    import tempfile
+
+    print(f"{'instance':<13}{'run':<14}{'solutions':>10}{'nodes':>17}{'cuts':>14}"
+          f"{'build s':>9}{'seconds':>9}{'vs plain':>9}{'peak MB':>9}")
+    rows = []
+    for path in paths:
+        with tempfile.TemporaryDirectory(prefix="e2store-bench-") as store:
+            in_fresh_process(_store_case, str(path), workers, None)  # compile, not timed
+            plain = in_fresh_process(_store_case, str(path), workers, None)
+            runs = [("plain", plain),
+                    ("store, first", in_fresh_process(_store_case, str(path), workers, store)),
+                    ("store, second", in_fresh_process(_store_case, str(path), workers, store))]
+        assert runs[1][1]["nodes"] == runs[2][1]["nodes"]
+        for name, r in runs:
+            assert r["solutions"] == plain["solutions"]
+            c = r["closure"] or {}
+            r.update(run=name, vs_plain=plain["seconds"] / r["seconds"])
+            rows.append(r)
+            build = c.get("build_seconds", 0.0) if c.get("built") else 0.0
+            print(f"{r['instance']:<13}{name:<14}{r['solutions']:>10,}{r['nodes']:>17,}"
+                  f"{c.get('cuts', 0):>14,}{build:>9.1f}{r['seconds']:>9.2f}"
+                  f"{r['vs_plain']:>9.2f}{r['peak_rss_mb']:>9.0f}", flush=True)
+    return rows
 
 
 def report_workers(paths: list[Path], workers: int) -> list[dict]:
@@ -327,6 +386,8 @@ def main() -> int:
     ap.add_argument("--openings-only", action="store_true", help="only the 7x7 openings case")
     ap.add_argument("--workers-only", action="store_true",
                     help="only the complete searches in one process against --workers")
+    ap.add_argument("--store-only", action="store_true",
+                    help="only the complete searches over --workers without and with --store")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--workers-boards", type=int, nargs="+", default=[6, 7])
     args = ap.parse_args()
@@ -335,9 +396,10 @@ def main() -> int:
     if not six.exists():
         print(f"benchmark instance not found: {six} (give --shared)", file=sys.stderr)
         return 2
-    if args.workers_only:
-        rows = report_workers([bench / f"pieces_{n}x{n}.txt" for n in args.workers_boards],
-                              args.workers)
+    if args.store_only or args.workers_only:
+        report = report_store if args.store_only else report_workers
+        rows = report([bench / f"pieces_{n}x{n}.txt" for n in args.workers_boards],
+                      args.workers)
         if args.json:
             args.json.write_text(json.dumps(rows, indent=1))
         return 0

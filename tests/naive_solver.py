@@ -30,10 +30,19 @@ def fits(pieces, width, height, board: dict, x: int, y: int, p: int, r: int) -> 
     return True
 
 
-def naive_solve(pieces, width, height, order, seed: dict | None = None, first: bool = False):
+def packed(board: dict, width: int, height: int) -> tuple[int, ...]:
+    """A full board {(x, y): (piece, r)} as packed `piece*4+r` by cell y*W+x."""
+    return tuple(board[(x, y)][0] * 4 + board[(x, y)][1]
+                 for y in range(height) for x in range(width))
+
+
+def naive_solve(pieces, width, height, order, seed: dict | None = None, first: bool = False,
+                cut=None):
     """(solutions, nodes): every solution as a tuple of packed `piece*4+r` by cell y*W+x, in
     search order; nodes = pieces placed (seed cells are not nodes).  `order` lists (x, y)
-    cells; `seed` maps (x, y) -> (piece, r) and is assumed consistent."""
+    cells; `seed` maps (x, y) -> (piece, r) and is assumed consistent.  `cut(i, board,
+    used)`, if given, is asked after each placement on free cell i (a counted node) and
+    cuts the branch when it returns True (the hook of a pruning twin)."""
     board: dict = dict(seed or {})
     free = [tuple(c) for c in order if tuple(c) not in board]
     used = {p for p, _ in board.values()}
@@ -43,8 +52,7 @@ def naive_solve(pieces, width, height, order, seed: dict | None = None, first: b
     def rec(i: int) -> bool:
         nonlocal nodes
         if i == len(free):
-            solutions.append(tuple(board[(x, y)][0] * 4 + board[(x, y)][1]
-                                   for y in range(height) for x in range(width)))
+            solutions.append(packed(board, width, height))
             return first
         x, y = free[i]
         for p in range(len(pieces)):
@@ -55,7 +63,7 @@ def naive_solve(pieces, width, height, order, seed: dict | None = None, first: b
                     nodes += 1
                     board[(x, y)] = (p, r)
                     used.add(p)
-                    stop = rec(i + 1)
+                    stop = False if cut is not None and cut(i, board, used) else rec(i + 1)
                     del board[(x, y)]
                     used.discard(p)
                     if stop:
@@ -63,8 +71,7 @@ def naive_solve(pieces, width, height, order, seed: dict | None = None, first: b
         return False
 
     if not free:
-        solutions.append(tuple(board[(x, y)][0] * 4 + board[(x, y)][1]
-                               for y in range(height) for x in range(width)))
+        solutions.append(packed(board, width, height))
     else:
         rec(0)
     return solutions, nodes

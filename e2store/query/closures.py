@@ -203,7 +203,7 @@ def build_closure(instance: Instance, budget: int = DEFAULT_BUDGET, threads: int
             f"needs {'over ' if n > cap else ''}{need / 2**20:,.0f} MiB, over the memory "
             f"budget of {budget / 2**20:,.0f} MiB; raise it (--memory-budget) or solve "
             f"without --store")
-    bloom = np.zeros(table_words(n), dtype=np.uint64)
+    bloom = _huge_words(table_words(n))  # inserts are random writes too
     parts = max(1, int(threads))
     with ThreadPoolExecutor(parts) as pool:  # the kernel releases the GIL
         done = list(pool.map(lambda k: CK.fill_bloom(rot, istart, icand, k_col, bw, bloom,
@@ -239,16 +239,28 @@ def write_closure(root: str | Path, instance: Instance, table: ClosureTable) -> 
     return data_path
 
 
-def _load_words(path: Path, words: int, sha256: str | None) -> np.ndarray:
-    """The filter file's words in anonymous memory advised for huge pages; ClosureError when
-    `sha256` is given and the bytes do not match it."""
-    size = words * 8
+def _huge_buffer(size: int) -> mmap.mmap:
+    """`size` zero bytes of anonymous memory, advised for transparent huge pages where the
+    system has them (a random access then rarely misses the TLB)."""
     buf = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     if hasattr(mmap, "MADV_HUGEPAGE"):
         try:
             buf.madvise(mmap.MADV_HUGEPAGE)
         except OSError:  # no transparent huge pages here: plain pages
             pass
+    return buf
+
+
+def _huge_words(words: int) -> np.ndarray:
+    """A zeroed uint64 array in `_huge_buffer` memory."""
+    return np.frombuffer(_huge_buffer(words * 8), dtype=np.uint64)
+
+
+def _load_words(path: Path, words: int, sha256: str | None) -> np.ndarray:
+    """The filter file's words in `_huge_buffer` memory; ClosureError when `sha256` is given
+    and the bytes do not match it."""
+    size = words * 8
+    buf = _huge_buffer(size)
     h = hashlib.sha256()
     view = memoryview(buf)
     with open(path, "rb") as fh:
