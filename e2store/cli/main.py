@@ -26,6 +26,7 @@ COMMANDS = {
     "enumerate": "e2store.cli.corolles:enumerate_cmd",
     "expand": "e2store.cli.corolles:expand",
     "summary": "e2store.cli.summary:summary",
+    "verify": "e2store.cli.summary:verify",
     "tables": "e2store.cli.summary:tables",
     "plot": "e2store.cli.summary:plot",
     "sql": "e2store.cli.query:sql",

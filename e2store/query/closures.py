@@ -228,7 +228,8 @@ def write_closure(root: str | Path, instance: Instance, table: ClosureTable) -> 
     only ever names a complete filter).  Returns the filter's path."""
     data_path, head_path = _paths(Path(root), instance)
     digest = hashlib.sha256(memoryview(table.bloom).cast("B")).hexdigest()
-    atomic_write(data_path, lambda fh: fh.write(memoryview(table.bloom.astype("<u8"))))
+    words = table.bloom.astype("<u8", copy=False)  # no copy on a little-endian machine
+    atomic_write(data_path, lambda fh: fh.write(memoryview(words)))
     head = {"format": FORMAT, "instance": instance.id, "name": instance.name,
             "fingerprint": table.fingerprint, "width": table.width, "height": table.height,
             "k_col": table.k_col, "interior_mask": str(table.interior_mask),

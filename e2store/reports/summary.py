@@ -135,7 +135,8 @@ def format_markdown(summary: dict) -> str:
         "# e2store summary",
         "",
         f"Store `{summary['store']}` (format version {summary['format_version']}), "
-        f"checksum `{summary['checksum']}`.",
+        f"checksum `{summary['checksum']}` (as recorded, not verified: `e2store verify` "
+        "re-hashes the files).",
         "",
         "| instance | size | h | form | zones | partitions | corolles (zones) "
         "| corolles (all cells) | rows stored | bytes | bytes/row | nodes | seconds | checksum |",
