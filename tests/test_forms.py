@@ -214,3 +214,24 @@ def test_summary_reports_each_form(tmp_path):
     flat, prefix, cart = entries
     assert flat["rows"] == prefix["rows"] > cart["rows"]  # cartesian: a row per stem
     assert all(e["complete"] for e in entries)
+
+
+def test_crafted_counts_cannot_overrun_the_expand_buffer():
+    """The stored `corolles` column never sizes a write: a count too small or too large is
+    a ValueError after a bounded walk (before the check, too small corrupted the heap)."""
+    rng = np.random.default_rng(5)
+    stems = rng.integers(0, 12, size=(3, 2)).astype(np.int16)
+    lists = [[[20, 24, 28], [32, 36]], [[40, 44], [21, 25, 29]], [[33], [37, 41]]]
+    offsets = np.zeros((2, 4), np.int64)
+    values = np.full((2, 9), -1, np.int16)
+    for k in range(2):
+        pos = 0
+        for j in range(3):
+            values[k, pos:pos + len(lists[j][k])] = lists[j][k]
+            pos += len(lists[j][k])
+            offsets[k, j + 1] = pos
+    true_total = sum(len(naive.naive_expand(stems[j].tolist(), lists[j])) for j in range(3))
+    assert len(_kernels.expand_cartesian(stems, offsets, values, 12, true_total)) == true_total
+    for wrong in (0, 1, true_total - 1, true_total + 5, -3):
+        with pytest.raises(ValueError, match="stored counts say"):
+            _kernels.expand_cartesian(stems, offsets, values, 12, wrong)

@@ -8,6 +8,7 @@ import random
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from helpers import random_instance
@@ -104,3 +105,26 @@ def test_records_and_manifest_tampering(store):
         verify_store(store)
     out = CliRunner().invoke(main, ["verify", "--store", str(store)])
     assert out.exit_code == 2 and "Traceback" not in out.output
+
+
+def test_crafted_cartesian_counts_are_an_error_not_a_crash(store):
+    """A cartesian file whose `corolles` column lies (rewritten with valid Parquet and the
+    right metadata): reading it is a StoreError naming the partition, and verify flags it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from e2store.store.read import read_partition
+
+    victim = next(p for p in data_files(store) if p.name.startswith("cartesian")
+                  and "hamming=2" in str(p) and pq.read_metadata(p).num_rows > 0)
+    t = pq.read_table(victim)
+    i = t.schema.get_field_index("corolles")
+    t = t.set_column(i, t.schema.field(i), pa.array(np.zeros(len(t), np.int64),
+                                                     type=t.schema.field(i).type))
+    pq.write_table(t, victim)
+    parts = victim.parent.relative_to(store).parts
+    inst_id, h, zone, rot = (parts[0].split("=")[1], int(parts[1].split("=")[1]),
+                             int(parts[2].split("=")[1]), int(parts[3].split("=")[1]))
+    with pytest.raises(StoreError, match="damaged cartesian file.*e2store verify"):
+        read_partition(store, inst_id, h, zone, rot, "cartesian")
+    assert [d.path for d in verify_store(store).damaged] == [str(victim.relative_to(store))]

@@ -825,7 +825,7 @@ def _walk_cartesian(stems, offsets, values, n_pieces, out, write):
         cnt = 0
         if m == 0:
             cnt = 1
-            if write:
+            if write and r < out.shape[0]:
                 for s in range(s_in):
                     out[r, s] = stems[j, s]
             r += 1
@@ -855,7 +855,7 @@ def _walk_cartesian(stems, offsets, values, n_pieces, out, write):
                     i += 1
                     pick[i] = offsets[i, j] - 1
                     continue
-                if write:
+                if write and r < out.shape[0]:  # bound check: `out` is sized by the caller
                     for s in range(s_in):
                         out[r, s] = stems[j, s]
                     for q in range(m):
@@ -879,8 +879,11 @@ def expand_cartesian(stems, offsets, values, n_pieces, total):
     off-board slot).  Emits, row after row, every choice with all pieces distinct, in
     lexicographic order of the candidate positions; `total` is the number of such rows.
     """
-    out = np.empty((total, stems.shape[1] + offsets.shape[0]), dtype=np.int16)
-    _walk_cartesian(stems, offsets, values, n_pieces, out, True)
+    out = np.empty((max(0, int(total)), stems.shape[1] + offsets.shape[0]), dtype=np.int16)
+    made = int(_walk_cartesian(stems, offsets, values, n_pieces, out, True).sum())
+    if made != total:  # a damaged or crafted `corolles` column: never trust it for a size
+        raise ValueError(f"the candidate lists expand to {made} corolles, the stored counts "
+                         f"say {total}")
     return out
 
 

@@ -109,7 +109,12 @@ def iter_partition(root: Path, instance_id: str, hamming: int, zone: int, rotati
         if form == "prefix":
             cells = prefix_from_table(t, hamming)
         else:
-            cells = CartesianRows.from_table(t, hamming).expand()
+            try:
+                cells = CartesianRows.from_table(t, hamming).expand()
+            except ValueError as e:
+                where = partition_dir(root, instance_id, hamming, zone, rotation)
+                raise StoreError(f"{where}: damaged cartesian file: {e}; run `e2store verify "
+                                 f"--store {root}`") from None
         yield cells, frontier_of(cells, instance, hamming)
 
 
