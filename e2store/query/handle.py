@@ -151,7 +151,10 @@ class CorolleStore:
                 fields.setdefault(f.name, f)
         names = sorted(fields, key=_column_order)
         schema = pa.schema([fields[n] for n in names] + list(PARTITION_SCHEMA))
-        return ds.dataset(files, schema=schema, format="parquet",
+        # pages' CRC checksums verified as they are scanned (a damaged page is an error)
+        fmt = ds.ParquetFileFormat(default_fragment_scan_options=ds.ParquetFragmentScanOptions(
+            page_checksum_verification=True))
+        return ds.dataset(files, schema=schema, format=fmt,
                           partitioning=ds.partitioning(PARTITION_SCHEMA, flavor="hive"),
                           partition_base_dir=str(self.root))
 

@@ -18,13 +18,18 @@ from e2store.store.layout import (
     FORMAT_VERSION,
     FORMS,
     MANIFEST,
+    cartesian_schema,
+    flat_schema,
     meta_name,
     partition_dir,
+    prefix_schema,
 )
 from e2store.zones.geometry import (
     n_frontier,
     n_slots,
 )
+
+FORM_SCHEMA = {"flat": flat_schema, "prefix": prefix_schema, "cartesian": cartesian_schema}
 
 
 def read_manifest(root: Path) -> dict:
@@ -69,23 +74,50 @@ def read_record(root: Path, instance_id: str, hamming: int, zone: int, rotation:
     return json.loads(record.read_text())
 
 
-def checked_files(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
-                  form: str) -> Iterator[pq.ParquetFile]:
-    """The Parquet files of a complete partition in order, each checked to belong to it."""
+def damaged(path: Path, root: Path, e: Exception) -> StoreError:
+    """The error of a data file that cannot be read (missing, a page checksum, truncated)."""
+    what = "missing data file" if isinstance(e, FileNotFoundError) else f"damaged data file ({e})"
+    return StoreError(f"{path}: {what}; run `e2store verify --store {root}`")
+
+
+def checked_paths(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
+                  form: str) -> Iterator[tuple[Path, pq.ParquetFile]]:
+    """(path, file) of each Parquet file of a complete partition in order, each checked to
+    belong to it; their pages' CRC checksums are verified as they are read (files written
+    before page checksums have none to check)."""
     d = partition_dir(root, instance_id, hamming, zone, rotation)
     expected = {"form": form, "instance": instance_id, "hamming": str(hamming),
                 "zone": str(zone), "rotation": str(rotation)}
+    schema = FORM_SCHEMA[form](hamming).remove_metadata()
     for f in read_record(root, instance_id, hamming, zone, rotation, form)["files"]:
-        pf = pq.ParquetFile(d / f["file"])
-        kv = {k.decode(): v.decode() for k, v in (pf.schema_arrow.metadata or {}).items()}
-        check_file_metadata(d / f["file"], kv, expected)
+        path = d / f["file"]
+        try:
+            pf = pq.ParquetFile(path, page_checksum_verification=True)
+            kv = {k.decode(): v.decode() for k, v in (pf.schema_arrow.metadata or {}).items()}
+        except (OSError, ValueError, pa.ArrowException) as e:
+            raise damaged(path, root, e) from None
+        check_file_metadata(path, kv, expected)
+        if not pf.schema_arrow.remove_metadata().equals(schema):  # the footer has no checksum
+            raise damaged(path, root, ValueError(f"columns {pf.schema_arrow.names} are not "
+                                                 f"those of a {form} file"))
+        yield path, pf
+
+
+def checked_files(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
+                  form: str) -> Iterator[pq.ParquetFile]:
+    """The Parquet files of a complete partition in order (`checked_paths`)."""
+    for _, pf in checked_paths(root, instance_id, hamming, zone, rotation, form):
         yield pf
 
 
 def _read_tables(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
                  form: str) -> Iterator[pa.Table]:
-    for pf in checked_files(root, instance_id, hamming, zone, rotation, form):
-        yield pf.read()
+    for path, pf in checked_paths(root, instance_id, hamming, zone, rotation, form):
+        try:
+            t = pf.read()
+        except (OSError, ValueError, pa.ArrowException) as e:
+            raise damaged(path, root, e) from None
+        yield t
 
 
 def iter_partition(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,

@@ -62,7 +62,7 @@ from e2store.store.layout import (
     partition_dir,
     prefix_schema,
 )
-from e2store.store.read import checked_files, read_record
+from e2store.store.read import checked_paths, damaged, read_record
 from e2store.store.write import (
     FileSeq,
     PartitionResult,
@@ -272,11 +272,16 @@ def gather_shards(root: Path, instance: Instance, zone: Zone, hamming: int,
 def _row_groups(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
                 form: str) -> Iterator[tuple[int, pa.Table]]:
     """(file index, table) per row group of a complete partition, files checked first."""
-    for i, pf in enumerate(checked_files(root, instance_id, hamming, zone, rotation, form)):
+    files = checked_paths(root, instance_id, hamming, zone, rotation, form)
+    for i, (path, pf) in enumerate(files):
         if pf.num_row_groups == 0:
             yield i, pf.schema_arrow.empty_table()
         for g in range(pf.num_row_groups):
-            yield i, pf.read_row_group(g)
+            try:
+                t = pf.read_row_group(g)
+            except (OSError, ValueError, pa.ArrowException) as e:
+                raise damaged(path, root, e) from None
+            yield i, t
 
 
 def _flat_cells(t: pa.Table, hamming: int) -> tuple[np.ndarray, np.ndarray]:

@@ -209,7 +209,7 @@ class FileSeq:
         name = f"{self.stem}-{len(self.files):05d}.parquet"
         self._writer = pq.ParquetWriter(self.dir / name, self.schema, compression="zstd",
                                         compression_level=ZSTD_LEVEL, use_dictionary=True,
-                                        write_statistics=False,
+                                        write_statistics=False, write_page_checksum=True,
                                         # v2 pages are ~15% faster to write for flat rows;
                                         # v1 keeps the null runs of the prefix form smaller
                                         data_page_version="1.0" if self.form == "prefix"
@@ -342,4 +342,5 @@ def write_flat_file(path: Path, cells: np.ndarray, front: np.ndarray, hamming: i
     cols += [pa.array(np.ascontiguousarray(front[:, i])) for i in range(front.shape[1])]
     table = pa.Table.from_arrays(cols, schema=flat_schema(hamming))
     atomic_write(path, lambda fh: pq.write_table(table, fh, compression="zstd",
-                                                 compression_level=ZSTD_LEVEL))
+                                                 compression_level=ZSTD_LEVEL,
+                                                 write_page_checksum=True))
