@@ -342,6 +342,11 @@ E2S = ("e2store-instance 1\nname: t\nsize: 2 2\npieces: 4\n"
         (E2S + "0 4\n", 12, "extra line"),
         (E2S[: E2S.index("1 1 0 0")], 4, "ends after 3"),
         (E2S.replace("size: 2 2\n", "size: 2 2\nsides: WNEX\n"), 4, "side order"),
+        # a form feed, vertical tab, NEL or U+2028 inside a line does not start a new one
+        (E2S.replace("1 0 0 1", "1 0\f0 1").replace("8 12", "8 99"), 11, "out of range"),
+        (E2S.replace("0 1 1 0", "0 1\v1\x850").replace("8 12", "8 99"), 11, "out of range"),
+        (E2S.replace("name: t", "name: t\u2028u").replace("8 12", "8 99"), 11, "out of range"),
+        (E2S.replace("\n", "\r\n").replace("8 12", "8 99"), 11, "out of range"),
     ],
 )
 def test_e2store_errors(tmp_path, text, line, match):
@@ -374,3 +379,13 @@ def test_jwortmann_reader_size_derivation(tmp_path):
     square = tmp_path / "s.txt"  # 4 corners only: a square count gives 2 x 2
     square.write_text("\n".join(rows[:4]) + "\n")
     assert (read_jwortmann(square).width, read_jwortmann(square).height) == (2, 2)
+
+
+def test_names_are_safe_to_print(tmp_path):
+    """Terminal escape sequences and other control characters in `name:` never reach
+    output: they become spaces."""
+    path = tmp_path / "esc.e2s"
+    path.write_text(E2S.replace("name: t", "name: t\x1b[2J\x1b]0;pwned\x07x"))
+    inst = read_e2store(path)
+    assert inst.name == "t [2J ]0;pwned x"
+    assert not any(ord(c) < 32 or 127 <= ord(c) < 160 for c in inst.name)

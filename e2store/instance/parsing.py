@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,7 +86,24 @@ def read_lines(path: str | Path) -> list[str]:
     except UnicodeDecodeError as exc:
         line = p.read_bytes()[: exc.start].count(b"\n") + 1
         raise InstanceFormatError(str(p), line, "not a UTF-8 text file", "a text file") from None
-    return text.splitlines()
+    return split_lines(text)
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines ended by LF (or CRLF) only, so line numbers are those of an editor: unlike
+    `str.splitlines`, a form feed, vertical tab, NEL or U+2028 inside a line does not
+    start a new one (they are whitespace, so tokens are unchanged)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
+def display_name(name: str) -> str:
+    """An instance name safe to print: control characters (terminal escape sequences
+    included) made spaces, whitespace runs made one space."""
+    kept = "".join(" " if unicodedata.category(c)[0] == "C" else c for c in name)
+    return " ".join(kept.split())
 
 
 def content_lines(lines: list[str], comment: str | None = None) -> Lines:
@@ -182,7 +200,7 @@ def build_instance(
     lines: np.ndarray, solution: np.ndarray | None = None, source: str | None = None,
 ) -> Instance:
     inst = Instance(
-        name=name if name is not None else Path(path).stem,
+        name=display_name(name if name is not None else Path(path).stem) or Path(path).stem,
         width=size[0],
         height=size[1],
         pieces=pieces,

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from e2store.errors import SolverError
+from e2store.instance.parsing import split_lines
 
 SCAN_ORDERS = ("rowscan", "columnscan", "diagonal", "spiral-in", "spiral-out", "quad-spiral")
 
@@ -144,7 +145,7 @@ def content_lines(path: Path) -> list[tuple[int, list[str]]]:
     except UnicodeDecodeError:
         raise file_error(path, None, "not a UTF-8 text file", "a text file") from None
     out = []
-    for i, line in enumerate(text.splitlines(), 1):
+    for i, line in enumerate(split_lines(text), 1):
         s = line.split("#", 1)[0].strip()
         if s:
             out.append((i, s.replace(",", " ").split()))
