@@ -179,6 +179,8 @@ GOOD_DEMO = {"size": "5x5", "frame_colours": 3, "inner_colours": 4, "seed": 1}
     {"demo_instances": {"d": {**GOOD_DEMO, "frame_colours": 0}}},
     {"demo_instances": {"d": {**GOOD_DEMO, "colour": 3}}},
     {"demo_instances": {"bad name": GOOD_DEMO}},
+    {"demo_instances": {"trailing\n": GOOD_DEMO}},  # `$` matches before a final newline
+    {"demo_instances": {"d": {**GOOD_DEMO, "size": "5x5\n"}}},
     {"instances": {"x": 3}},
 ])
 def test_config_schema_rejects_bad_configs(bad):

@@ -13,7 +13,7 @@ rule generate_instance:
         seed=lambda wc: DEMO[wc.demo]["seed"],
     shell:
         "e2store generate-instance --size {params.size} --frame-colours {params.frame_colours}"
-        " --inner-colours {params.inner_colours} --seed {params.seed} --name {wildcards.demo}"
+        " --inner-colours {params.inner_colours} --seed {params.seed} --name {wildcards.demo:q}"
         " -o {output.instance:q} > {log:q} 2>&1"
 
 
