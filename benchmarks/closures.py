@@ -43,106 +43,11 @@ from pathlib import Path
 import numpy as np
 from numba import njit, uint64
 
+from e2store.query._closure_kernels import bloom_has, closure_key, fill_bloom, walk_block
+
 BENCH = Path(__file__).resolve().parents[2] / "shared" / "instances" / "benchmark"
 PLAIN, RECORD, COMPUTED, TABLE = 0, 1, 2, 3
 ONE = np.uint64(1)
-
-
-@njit(cache=False, inline="always")
-def _mix(x):
-    x = x * uint64(0x9E3779B97F4A7C15)
-    x ^= x >> uint64(29)
-    x *= uint64(0xBF58476D1CE4E5B9)
-    return x ^ (x >> uint64(32))
-
-
-@njit(cache=False, inline="always")
-def _key(s, p):
-    return _mix(s ^ _mix(p + uint64(0x632BE59BD9B4E019)))
-
-
-@njit(cache=False)
-def _bloom(bloom, h, add):
-    """Blocked Bloom filter: one 512-bit block per key, six bits in it."""
-    b = (h & uint64((bloom.shape[0] >> 3) - 1)) * uint64(8)
-    g = _mix(h ^ uint64(0x5555))
-    for i in range(6):
-        bit = (g >> uint64(9 * i)) & uint64(511)
-        w = b + (bit >> uint64(6))
-        m = uint64(1) << (bit & uint64(63))
-        if add:
-            bloom[w] |= m
-        elif bloom[w] & m == uint64(0):
-            return False
-    return True
-
-
-@njit(cache=False)
-def _block(s_mask, prof, rot, istart, icand, ncol, bw, bh, bloom, fill_all):
-    """Fill a bw x bh interior block row by row.  With `fill_all` every filling's (pieces,
-    north colours) key goes into `bloom` and the count is returned; otherwise the block
-    takes exactly the pieces of `s_mask` under north colours `prof` and the result is 1
-    when some filling exists."""
-    nb = bw * bh
-    placed = np.full(nb, -1, np.int64)
-    pos = np.zeros(nb + 1, np.int64)
-    hi = np.zeros(nb + 1, np.int64)
-    wcur = np.zeros(nb + 1, np.int64)
-    ncur = np.zeros(nb + 1, np.int64)
-    used = uint64(0)
-    fills = 0
-    d = 0
-    wcur[0] = 1
-    ncur[0] = 1 if fill_all else prof[0]
-    k = wcur[0] * ncol + ncur[0]
-    pos[0] = istart[k]
-    hi[0] = istart[k + 1]
-    while True:
-        if pos[d] >= hi[d]:
-            c = d % bw
-            adv = False
-            if c == 0 and wcur[d] < ncol - 1:
-                wcur[d] += 1
-                adv = True
-            elif d < bw and fill_all and ncur[d] < ncol - 1:
-                ncur[d] += 1
-                wcur[d] = 1 if c == 0 else wcur[d]
-                adv = True
-            if adv:
-                wc = wcur[d] if c == 0 else rot[placed[d - 1], 2]
-                k = wc * ncol + (ncur[d] if d < bw else rot[placed[d - bw], 3])
-                pos[d] = istart[k]
-                hi[d] = istart[k + 1]
-                continue
-            d -= 1
-            if d < 0:
-                return fills
-            used &= ~(uint64(1) << uint64(placed[d] >> 2))
-            continue
-        v = icand[pos[d]]
-        pos[d] += 1
-        p = uint64(v >> 2)
-        if (used >> p) & uint64(1) or (not fill_all and (s_mask >> p) & uint64(1) == 0):
-            continue
-        placed[d] = v
-        if d == nb - 1:
-            if not fill_all:
-                return 1
-            fills += 1
-            pc = uint64(0)
-            for j in range(bw):
-                pc = pc * uint64(ncol) + uint64(rot[placed[j], 1])
-            _bloom(bloom, _key(used | (uint64(1) << p), pc), True)
-            continue
-        used |= uint64(1) << p
-        d += 1
-        c = d % bw
-        wcur[d] = 1
-        ncur[d] = 1 if fill_all else (prof[c] if d < bw else 0)
-        wc = 1 if c == 0 else rot[placed[d - 1], 2]
-        k = wc * ncol + (ncur[d] if d < bw else rot[placed[d - bw], 3])
-        pos[d] = istart[k]
-        hi[d] = istart[k + 1]
 
 
 @njit(cache=False)
@@ -161,7 +66,6 @@ def _search(prefix, rot, bstart, cand, cls, width, ncol, mode, pd, imask, istart
     d0 = prefix.shape[0]
     pos = np.zeros(n + 1, np.int64)
     hi = np.zeros(n + 1, np.int64)
-    prof = np.zeros(bw, np.int64)
     nodes = 0
     sols = 0
     at = 0
@@ -194,8 +98,7 @@ def _search(prefix, rot, bstart, cand, cls, width, ncol, mode, pd, imask, istart
             s = ~(used | (uint64(1) << uint64(v >> 2))) & imask
             pc = uint64(0)
             for j in range(bw):
-                prof[j] = rot[placed[row + j], 3]
-                pc = pc * uint64(ncol) + uint64(prof[j])
+                pc = pc * uint64(ncol) + uint64(rot[placed[row + j], 3])
             if mode == RECORD:
                 # the exact rest: used pieces, south colours of row cells 0..W-2, east
                 # colour of v, south colour of the cell above (W-1, row)
@@ -204,21 +107,22 @@ def _search(prefix, rot, bstart, cand, cls, width, ncol, mode, pd, imask, istart
                     rot[placed[pd + 1 - width], 3])
                 i = stats[3]
                 if i < rec_key.shape[0]:
-                    rec_key[i, 0] = _key(used | (uint64(1) << uint64(v >> 2)), full)
-                    rec_key[i, 1] = _key(s, pc)
+                    rec_key[i, 0] = closure_key(used | (uint64(1) << uint64(v >> 2)), full)
+                    rec_key[i, 1] = closure_key(s, pc)
                     stats[3] += 1
                     at = nodes
             else:
                 stats[0] += 1
                 if mode == TABLE:
-                    ok = _bloom(bloom, _key(s, pc), False)
+                    ok = bloom_has(bloom, closure_key(s, pc))
                 else:
-                    h = _key(s, pc) & mmask
+                    h = closure_key(s, pc) & mmask
                     if memo_s[h] == s and memo_p[h] == pc and memo_v[h] != 0:
                         ok = memo_v[h] == 2
                         stats[2] += 1
                     else:
-                        ok = _block(s, prof, rot, istart, icand, ncol, bw, 2, bloom, False) == 1
+                        ok = walk_block(rot, istart, icand, ncol, bw, s, pc, bloom[:0], 0, 1,
+                                        0) == 1
                         memo_s[h] = s
                         memo_p[h] = pc
                         memo_v[h] = 2 if ok else 1
@@ -239,6 +143,7 @@ class Board:
 
     def __init__(self, path: Path) -> None:
         from e2store.instance.formats import read_instance
+        from e2store.query.closures import interior_tables
         from e2store.solver.plan import frame_mask, lowest_corner
 
         self.inst = inst = read_instance(path)
@@ -246,23 +151,16 @@ class Board:
         self.n = n = self.w * self.h
         if n > 64:
             sys.exit(f"{path}: {n} pieces; this benchmark handles boards up to 64 pieces")
-        self.rot = rot = inst.rotated_table().astype(np.int64)
-        self.ncol = ncol = int(rot.max()) + 1
+        # colour ranks, interior buckets and mask: the product's (`e2store.query.closures`)
+        rot, self.istart, self.icand, self.ncol, mask = interior_tables(inst)
+        self.rot = rot
+        self.imask = np.uint64(mask)
         grey = rot == 0
         self.gmask = (grey * np.array([1, 2, 4, 8])).sum(axis=1)
         self.cellmask = np.array([frame_mask(self.w, self.h, c) for c in range(n)], np.int64)
         self.bstart, self.cand = self.tables(lambda c, v: self.gmask[v] == self.cellmask[c], 16,
                                              lambda m: [c for c in range(n)
                                                         if self.cellmask[c] == m])
-        interior = [p for p in range(n) if not grey[4 * p].any()]
-        self.imask = np.uint64(sum(1 << p for p in interior))
-        iv = [4 * p + r for p in interior for r in range(4)]
-        self.istart = np.zeros(ncol * ncol + 1, np.int64)
-        flat: list[int] = []
-        for k in range(ncol * ncol):
-            flat += [v for v in iv if rot[v, 0] == k // ncol and rot[v, 1] == k % ncol]
-            self.istart[k + 1] = len(flat)
-        self.icand = np.array(flat, np.int64)
         piece, r = lowest_corner(inst)
         self.corner = piece * 4 + r
         self.pd = (self.h - 4) * self.w + self.w - 2  # last interior cell of row H-4
@@ -429,8 +327,7 @@ def main() -> None:
 
     # design 1 from a table
     t0 = time.perf_counter()
-    fills = _block(np.uint64(0), np.zeros(bw, np.int64), b.rot, b.istart, b.icand, b.ncol, bw,
-                   2, bloom, True)
+    fills = fill_bloom(b.rot, b.istart, b.icand, b.ncol, bw, bloom, 0, 1)
     build = time.perf_counter() - t0
     res["block_table"] = {**timed(TABLE), "fillings": int(fills), "build_seconds": build,
                           "table_mib": a.bloom_mib}

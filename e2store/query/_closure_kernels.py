@@ -47,7 +47,7 @@ def bloom_has(bloom, h):
 
 
 @njit(cache=True, nogil=True)
-def _walk_block(rot, istart, icand, k_col, bw, pieces, code_in, bloom, part, parts, count_cap):
+def walk_block(rot, istart, icand, k_col, bw, pieces, code_in, bloom, part, parts, count_cap):
     """Walk the fillings of the bw x 2 block.  Modes: `pieces` == 0: every filling, any
     north colours; its key goes into `bloom` when its block index % parts == part (threads
     writing disjoint blocks), or, with an empty `bloom`, it is only counted (the walk stops
@@ -137,19 +137,19 @@ def _walk_block(rot, istart, icand, k_col, bw, pieces, code_in, bloom, part, par
 
 def count_fillings(rot, istart, icand, k_col, bw, cap):
     """Fillings of the block (counting stops just past `cap`)."""
-    return int(_walk_block(rot, istart, icand, k_col, bw, np.uint64(0), np.uint64(0),
+    return int(walk_block(rot, istart, icand, k_col, bw, np.uint64(0), np.uint64(0),
                            np.zeros(0, np.uint64), 0, 1, cap))
 
 
 def fill_bloom(rot, istart, icand, k_col, bw, bloom, part, parts):
     """Add the key of every filling whose block index % parts == part; returns fillings."""
-    return int(_walk_block(rot, istart, icand, k_col, bw, np.uint64(0), np.uint64(0), bloom,
+    return int(walk_block(rot, istart, icand, k_col, bw, np.uint64(0), np.uint64(0), bloom,
                            part, parts, 0))
 
 
 def block_fillable(rot, istart, icand, k_col, bw, pieces, code):
     """True when the block can take exactly `pieces` under north colour code `code`."""
-    return bool(_walk_block(rot, istart, icand, k_col, bw, np.uint64(pieces), np.uint64(code),
+    return bool(walk_block(rot, istart, icand, k_col, bw, np.uint64(pieces), np.uint64(code),
                             np.zeros(0, np.uint64), 0, 1, 0))
 
 
