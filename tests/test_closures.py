@@ -187,7 +187,7 @@ def test_workers_with_closure_equal_one_process(tmp_path):
     inst = random_instance(5, 5, 3)
     t = open_closure(tmp_path, inst, copies=2)
     assert t.bloom is None  # each worker loads its own copy
-    one = solve(inst, closure=t.loaded())
+    one = solve(inst, closure=t)  # loads its own copy
     two = solve_workers(inst, workers=2, closure=t)
     assert boards(two) == boards(one) and two.solutions == one.solutions
     assert two.closure["used"] and two.closure["cuts"] == one.closure["cuts"]

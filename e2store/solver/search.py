@@ -306,6 +306,8 @@ def solve(
         if why is not None:
             result.closure = {**closure.summary(), "used": False, "reason": why}
             closure = None
+        else:
+            closure = closure.loaded()  # a table opened for several processes: this one's copy
     generated = (lambda p: _unrolled.use_unrolled(kernel, p)) if closure is None else (
         _unrolled.supported)
     if (not first and node_limit is None and finals is None and plans
