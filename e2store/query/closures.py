@@ -39,6 +39,7 @@ import numpy as np
 from e2store.errors import E2StoreError, StoreError
 from e2store.files import atomic_write, atomic_write_text
 from e2store.instance.model import GREY, Instance
+from e2store.store.write import sha256_file
 
 FORMAT = "e2store-block-closure/1"
 DEFAULT_BUDGET = 2 << 30  # bytes: the default memory budget of a table
@@ -130,6 +131,7 @@ class ClosureTable:
         return self.width - 2
 
     words: int = 0  # filter size in 64-bit words
+    sha256: str = ""  # of the stored filter (empty for a table not read from a store)
 
     def __post_init__(self) -> None:
         if self.bloom is not None:
@@ -302,7 +304,8 @@ def read_closure(root: str | Path, instance: Instance, verify: bool = True,
     bloom = _load_words(data_path, words, head["sha256"] if verify else None) if load else None
     return ClosureTable(int(head["width"]), int(head["height"]), head["fingerprint"],
                         int(head["k_col"]), int(head["interior_mask"]), int(head["fillings"]),
-                        bloom, float(head.get("build_seconds", 0.0)), data_path, False, words)
+                        bloom, float(head.get("build_seconds", 0.0)), data_path, False, words,
+                        head["sha256"])
 
 
 def open_closure(root: str | Path, instance: Instance, budget: int = DEFAULT_BUDGET,
@@ -332,27 +335,13 @@ def open_closure(root: str | Path, instance: Instance, budget: int = DEFAULT_BUD
     if built is None and log:
         log(f"closure: using {table.path} ({table.fillings:,} fillings, "
             f"{table.nbytes / 2**20:,.0f} MiB)")
-    if copies == 1:
-        hashed = read_closure(root, instance, verify=built is None)
-        assert hashed is not None
-        hashed.built, hashed.build_seconds = table.built, table.build_seconds
-        return hashed
+    assert table.path is not None
+    if copies == 1:  # loaded here, re-hashed unless this call just wrote it
+        return replace(table, bloom=_load_words(table.path, table.words,
+                                                None if built else table.sha256))
     # several processes: check the filter's hash once here, each process loads it
-    if built is None and _file_sha256(table.path) != _header(root, instance)["sha256"]:
+    if built is None and sha256_file(table.path) != table.sha256:
         raise ClosureError(f"{table.path}: the closure table does not match its recorded "
                            f"SHA-256 (damaged); delete it and its .json header and run again "
                            f"to rebuild it")
     return table
-
-
-def _file_sha256(path: Path | None) -> str:
-    assert path is not None
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(64 << 20):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _header(root: Path, instance: Instance) -> dict:
-    return json.loads(_paths(root, instance)[1].read_text())

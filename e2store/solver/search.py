@@ -456,9 +456,9 @@ def solve_split(instance: Instance, order: np.ndarray, plans: list[Plan],
         top.warm_up()
         top_cells = (top_walk[:, 1] * w + top_walk[:, 0]).tolist()
         sub_plan = build_plan(instance, order, {c: 0 for c in top_cells})
-        if closure is not None and closure_spec(sub_plan, closure)[0] is None:
-            result.closure = {**closure.summary(), "used": False,
-                              "reason": f"split: {closure_spec(sub_plan, closure)[1]}"}
+        spec, why = (None, None) if closure is None else closure_spec(sub_plan, closure)
+        if closure is not None and spec is None:
+            result.closure = {**closure.summary(), "used": False, "reason": f"split: {why}"}
             closure = None
         work.append((top, sub_plan))
     work = [(top, UnrolledSearch(instance, sub_plan, closure)) for top, sub_plan in work]
