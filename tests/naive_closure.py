@@ -81,14 +81,10 @@ def key_hash(bits: int, code: int) -> int:
 
 
 def bloom_bits(h: int, words: int) -> list[tuple[int, int]]:
-    """(word, bit) pairs a key hash sets in a filter of `words` words."""
-    b = (h & (words // 8 - 1)) * 8
+    """(word, bit) pairs a key hash sets in a filter of `words` words: six bits, chosen by
+    another mix of the hash, in the one word its low bits name."""
     g = mix64(h ^ 0x5555)
-    out = []
-    for i in range(PROBE_BITS):
-        bit = (g >> (9 * i)) & 511
-        out.append((b + (bit >> 6), bit & 63))
-    return out
+    return [(h % words, (g >> (6 * i)) & 63) for i in range(PROBE_BITS)]
 
 
 def naive_bloom(keys: set, words: int, k_col: int) -> list[int]:

@@ -62,6 +62,24 @@ def test_fill_count_and_filter_equal_the_twins(w, h, seed):
     assert t.probe(bits, codes).all()  # no filling is ever absent
 
 
+def test_shares_split_the_fillings_and_scale_to_an_estimate(monkeypatch):
+    """The walk's shares are disjoint and complete (they sum to the twin's count, and the
+    filter of 3 threads equals the twin's); an estimate scales one share."""
+    import e2store.query.closures as C
+
+    inst = random_instance(5, 5, 3)
+    count, keys = block_fillings(pieces_of(inst), 5)
+    rot, istart, icand, k_col, _ = interior_tables(inst)
+    shares = [CK.count_fillings(rot, istart, icand, k_col, 3, 10**9, k, 8) for k in range(8)]
+    assert sum(shares) == count and max(shares) < count
+    assert C.estimate_fillings(rot, istart, icand, k_col, 3, 10**9) == count  # small: exact
+    monkeypatch.setattr(C, "EXACT_BELOW", 0)
+    assert C.estimate_fillings(rot, istart, icand, k_col, 3, 10**9) == shares[0] * 8
+    t = build_closure(inst, threads=3)
+    assert t.fillings == count
+    assert list(t.bloom.tolist()) == naive_bloom(keys, len(t.bloom), len(ranks(pieces_of(inst))))
+
+
 def test_block_fillable_equals_the_twin():
     inst = random_instance(5, 5, 7)
     pieces = pieces_of(inst)
@@ -155,6 +173,10 @@ def test_store_builds_then_reuses_and_detects_damage(tmp_path):
         open_closure(tmp_path, inst)
     with pytest.raises(ClosureError, match="SHA-256"):
         open_closure(tmp_path, inst, copies=2)
+    head["format"] = "e2store-block-closure/1"  # an older format: rebuilt, said so
+    (tmp_path / "closures" / files[1]).write_text(json.dumps(head))
+    t3 = open_closure(tmp_path, inst, log=logs.append)
+    assert t3.built and "older format" in logs[-2] and np.array_equal(t3.bloom, t1.bloom)
 
 
 def test_memory_budget_refuses_before_building(tmp_path):

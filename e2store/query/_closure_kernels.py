@@ -5,9 +5,9 @@ Vocabulary: the *block* is `bw` x 2 interior cells filled row by row; `rot[v, s]
 colour rank placement v (`piece*4 + r`) shows on side s (W N E S); `istart`/`icand` list
 the interior placements by bucket `west * k_col + north`, ascending.  A filling's *key* is
 `closure_key(pieces, code)`: `pieces` the 64-bit set of its pieces, `code` its north
-colours read west to east as a base-`k_col` number.  The table is a blocked Bloom filter
-(`bloom`, a power-of-two number of 8-word blocks): a key sets six bits of one 512-bit
-block, so a probe reads one cache line.
+colours read west to east as a base-`k_col` number.  The table is a word-blocked Bloom
+filter (`bloom`, a power-of-two number of 64-bit words): a key sets six bits of one word,
+so a probe is one load and a mask test, and an add is one (atomic) or.
 """
 
 from __future__ import annotations
@@ -15,7 +15,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
-PROBE_BITS = 6  # bits a key sets in its block
+from e2store.bits import atomic_or, prefetch_write
+
+PROBE_BITS = 6  # bits a key sets in its word
+RING = 32  # keys a filling walk holds back while their words load (must be a power of 2)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -34,26 +37,45 @@ def closure_key(pieces, code):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def key_mask(h):
+    """The `PROBE_BITS` bits key hash `h` sets in its word (6 bits of another mix of h)."""
+    g = mix64(h ^ uint64(0x5555))
+    m = uint64(0)
+    for i in range(PROBE_BITS):
+        m |= uint64(1) << ((g >> uint64(6 * i)) & uint64(63))
+    return m
+
+
+@njit(cache=True, nogil=True, inline="always")
 def bloom_has(bloom, h):
     """True when every bit of key hash `h` is set (a key never added is absent with
-    probability about the false-positive rate)."""
-    b = (h & uint64((bloom.shape[0] >> 3) - 1)) * uint64(8)
-    g = mix64(h ^ uint64(0x5555))
-    for i in range(PROBE_BITS):
-        bit = (g >> uint64(9 * i)) & uint64(511)
-        if (bloom[b + (bit >> uint64(6))] >> (bit & uint64(63))) & uint64(1) == uint64(0):
-            return False
-    return True
+    probability about the false-positive rate).  One load, no branch on the bits."""
+    m = key_mask(h)
+    return bloom[h & uint64(bloom.shape[0] - 1)] & m == m
+
+
+@njit(cache=True, nogil=True, inline="always")
+def bloom_add(bloom, h, shared):
+    """Set the bits of key hash `h` (those `bloom_has` tests); `shared`: other threads add
+    to the same filter, so the word is or-ed atomically."""
+    i = h & uint64(bloom.shape[0] - 1)
+    if shared:
+        atomic_or(bloom, i, key_mask(h))
+    else:
+        bloom[i] |= key_mask(h)
 
 
 @njit(cache=True, nogil=True)
 def walk_block(rot, istart, icand, k_col, bw, pieces, code_in, bloom, part, parts, count_cap):
     """Walk the fillings of the bw x 2 block.  Modes: `pieces` == 0: every filling, any
-    north colours; its key goes into `bloom` when its block index % parts == part (threads
-    writing disjoint blocks), or, with an empty `bloom`, it is only counted (the walk stops
-    past `count_cap`).  `pieces` != 0: fillings taking exactly those pieces under north
-    colours `code_in` (most significant = west); returns 1 at the first one.  Returns the
-    number of fillings walked (or 0/1)."""
+    north colours, or with `parts` > 1 only those whose second cell's placement is number
+    `part` modulo `parts` of that depth (threads walking disjoint shares); each one's key
+    goes into `bloom` (atomically when `parts` > 1: the threads share it), or, with an empty
+    `bloom`, it is only counted (the walk stops past `count_cap`).  Keys are added `RING`
+    fillings late, their words prefetched meanwhile: the adds then overlap instead of
+    waiting for memory one by one.  `pieces` != 0: fillings taking exactly those pieces
+    under north colours `code_in` (most significant = west); returns 1 at the first one.
+    Returns the number of fillings walked (or 0/1)."""
     nb = bw * 2
     every = pieces == uint64(0)
     north = np.zeros(bw, np.int64)
@@ -68,7 +90,9 @@ def walk_block(rot, istart, icand, k_col, bw, pieces, code_in, bloom, part, part
     ncur = np.zeros(nb, np.int64)
     used = uint64(0)
     fills = 0
-    n_blocks = uint64(max(1, bloom.shape[0] >> 3))
+    ring = np.zeros(RING, np.uint64)
+    shared = parts > 1
+    share = 0  # placements of the second cell so far (the split point)
     d = 0
     ncur[0] = 0 if every else north[0]
     k = ncur[0]
@@ -94,7 +118,7 @@ def walk_block(rot, istart, icand, k_col, bw, pieces, code_in, bloom, part, part
                 continue
             d -= 1
             if d < 0:
-                return fills
+                break
             used &= ~(uint64(1) << uint64(placed[d] >> 2))
             continue
         v = icand[pos[d]]
@@ -104,25 +128,27 @@ def walk_block(rot, istart, icand, k_col, bw, pieces, code_in, bloom, part, part
             continue
         if not every and (pieces >> p) & uint64(1) == uint64(0):
             continue
+        if every and d == 1 and parts > 1:
+            share += 1
+            if (share - 1) % parts != part:
+                continue
         placed[d] = v
         if d == nb - 1:
             if not every:
                 return 1
-            fills += 1
             if bloom.shape[0]:
                 code = uint64(0)
                 for j in range(bw):
                     code = code * uint64(k_col) + uint64(rot[placed[j], 1])
                 h = closure_key(used | (uint64(1) << p), code)
-                blk = h & (n_blocks - uint64(1))
-                if blk % uint64(parts) == uint64(part):
-                    g = mix64(h ^ uint64(0x5555))
-                    b = blk * uint64(8)
-                    for i in range(PROBE_BITS):
-                        bit = (g >> uint64(9 * i)) & uint64(511)
-                        bloom[b + (bit >> uint64(6))] |= uint64(1) << (bit & uint64(63))
-            elif fills > count_cap:
-                return fills
+                slot = fills & (RING - 1)
+                if fills >= RING:
+                    bloom_add(bloom, ring[slot], shared)
+                ring[slot] = h
+                prefetch_write(bloom, h & uint64(bloom.shape[0] - 1))
+            elif fills >= count_cap:
+                return fills + 1
+            fills += 1
             continue
         used |= uint64(1) << p
         d += 1
@@ -133,16 +159,24 @@ def walk_block(rot, istart, icand, k_col, bw, pieces, code_in, bloom, part, part
         k = wc * k_col + (ncur[d] if d < bw else rot[placed[d - bw], 3])
         pos[d] = istart[k]
         hi[d] = istart[k + 1]
+    if not every:
+        return 0
+    if bloom.shape[0]:  # the keys still held back
+        for i in range(max(0, fills - RING), fills):
+            bloom_add(bloom, ring[i & (RING - 1)], shared)
+    return fills
 
 
-def count_fillings(rot, istart, icand, k_col, bw, cap):
-    """Fillings of the block (counting stops just past `cap`)."""
+def count_fillings(rot, istart, icand, k_col, bw, cap, part=0, parts=1):
+    """Fillings of the block in share `part` of `parts` (see `walk_block`); counting stops
+    just past `cap`."""
     return int(walk_block(rot, istart, icand, k_col, bw, np.uint64(0), np.uint64(0),
-                           np.zeros(0, np.uint64), 0, 1, cap))
+                           np.zeros(0, np.uint64), part, parts, cap))
 
 
 def fill_bloom(rot, istart, icand, k_col, bw, bloom, part, parts):
-    """Add the key of every filling whose block index % parts == part; returns fillings."""
+    """Add the key of every filling in share `part` of `parts` to `bloom` (shares of
+    several threads together: every filling once); returns that share's fillings."""
     return int(walk_block(rot, istart, icand, k_col, bw, np.uint64(0), np.uint64(0), bloom,
                            part, parts, 0))
 

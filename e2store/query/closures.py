@@ -13,6 +13,9 @@ positive only keeps a branch the search then explores, so solutions are exact.
 Measured (benchmarks/closures.py, docs/benchmarks.md): on benchmark 7x7 a rowscan probe
 after cell (5, 3) cuts 73% of the nodes; each probe costs about one memory access.
 
+Building: the filter is sized from `estimate_fillings`, then filled by threads walking
+disjoint shares of the fillings and or-ing bits atomically (`_closure_kernels.walk_block`).
+
 The table is stored in the store under `closures/`, as the raw filter (`.bloom`, little-
 endian 64-bit words) and a JSON header naming the instance's fingerprint, the geometry,
 the number of fillings and the filter's SHA-256.  A search loads it into anonymous memory
@@ -41,9 +44,9 @@ from e2store.files import atomic_write, atomic_write_text
 from e2store.instance.model import GREY, Instance
 from e2store.store.write import sha256_file
 
-FORMAT = "e2store-block-closure/1"
+FORMAT = "e2store-block-closure/2"  # /1: six bits in a 512-bit block per key
 DEFAULT_BUDGET = 2 << 30  # bytes: the default memory budget of a table
-MIN_WORDS = 8  # one 512-bit block
+MIN_WORDS = 8  # one cache line
 CLOSURES_DIR = "closures"
 
 
@@ -196,27 +199,47 @@ def build_closure(instance: Instance, budget: int = DEFAULT_BUDGET, threads: int
     rot, istart, icand, k_col, mask = interior_tables(instance)
     bw = instance.width - 2
     cap = max(1, budget)  # fillings that fit at 8 bits (one byte) each
-    n = CK.count_fillings(rot, istart, icand, k_col, bw, cap)
-    need = table_words(n) * 8
-    if n > cap or need > budget:
-        more = "more than " if n > cap else ""
-        raise ClosureBudgetError(
-            f"the closure table of {instance.name!r} ({bw}x2 block, {more}{n:,} fillings) "
-            f"needs {'over ' if n > cap else ''}{need / 2**20:,.0f} MiB, over the memory "
-            f"budget of {budget / 2**20:,.0f} MiB; raise it (--memory-budget) or solve "
-            f"without --store")
-    bloom = _huge_words(table_words(n))  # inserts are random writes too
     parts = max(1, int(threads))
+    about = estimate_fillings(rot, istart, icand, k_col, bw, cap, parts)
+    need = table_words(about) * 8
+    if about > cap or need > budget:
+        more = "more than " if about > cap else "about "
+        raise ClosureBudgetError(
+            f"the closure table of {instance.name!r} ({bw}x2 block, {more}{about:,} "
+            f"fillings) needs {'over ' if about > cap else ''}{need / 2**20:,.0f} MiB, over "
+            f"the memory budget of {budget / 2**20:,.0f} MiB; raise it (--memory-budget) or "
+            f"solve without --store")
+    bloom = _huge_words(table_words(about))  # inserts are random writes too
     with ThreadPoolExecutor(parts) as pool:  # the kernel releases the GIL
-        done = list(pool.map(lambda k: CK.fill_bloom(rot, istart, icand, k_col, bw, bloom,
-                                                     k, parts), range(parts)))
-    assert all(d == n for d in done)
+        n = sum(pool.map(lambda k: CK.fill_bloom(rot, istart, icand, k_col, bw, bloom, k,
+                                                 parts), range(parts)))
     took = time.perf_counter() - t0
     if log:
         log(f"closure: built the {bw}x2 block table of {instance.name} ({n:,} fillings, "
             f"{bloom.nbytes / 2**20:,.0f} MiB) in {took:.1f} s")
     return ClosureTable(instance.width, instance.height, fingerprint(instance), k_col, mask, n,
                         bloom, took, None, True)
+
+
+ESTIMATE_SHARES = 8  # a large block's fillings are estimated from one share in this many
+EXACT_BELOW = 1 << 20  # ... unless that share holds fewer fillings: then they are counted
+
+
+def estimate_fillings(rot, istart, icand, k_col, bw, cap, threads=2) -> int:
+    """The block's fillings, to size the filter before it is filled (the fill counts them
+    exactly): one share of `ESTIMATE_SHARES` counted and scaled (within a few percent: the
+    shares interleave the second cell's placements), or the exact count when that share is
+    small (then counting everything is cheap; by `threads` threads).  Stops early past
+    `cap` (returns more than `cap`)."""
+    from e2store.query import _closure_kernels as CK
+
+    share = CK.count_fillings(rot, istart, icand, k_col, bw, cap // ESTIMATE_SHARES + 1, 0,
+                              ESTIMATE_SHARES)
+    if share >= EXACT_BELOW:
+        return share * ESTIMATE_SHARES
+    with ThreadPoolExecutor(threads) as pool:
+        return sum(pool.map(lambda k: CK.count_fillings(rot, istart, icand, k_col, bw, cap, k,
+                                                        threads), range(threads)))
 
 
 def _paths(root: Path, instance: Instance) -> tuple[Path, Path]:
@@ -284,15 +307,19 @@ def _load_words(path: Path, words: int, sha256: str | None) -> np.ndarray:
 
 def read_closure(root: str | Path, instance: Instance, verify: bool = True,
                  load: bool = True) -> ClosureTable | None:
-    """The stored table of `instance`, or None when the store has none.  `load` reads the
-    filter into memory (re-hashed against its header with `verify`: ClosureError when they
-    differ); without it only the header is checked and `loaded()` reads the filter later."""
+    """The stored table of `instance`, or None when the store has none or only one of
+    another format (written by an older e2store: `open_closure` rebuilds it).  `load` reads
+    the filter into memory (re-hashed against its header with `verify`: ClosureError when
+    they differ); without it only the header is checked and `loaded()` reads it later."""
     data_path, head_path = _paths(Path(root), instance)
     if not head_path.exists():
         return None
     rebuild = f"delete {head_path} and {data_path} and run again to rebuild it"
     try:
         head = json.loads(head_path.read_text())
+        if isinstance(head, dict) and head.get("format") != FORMAT and str(
+                head.get("format", "")).startswith(FORMAT.split("/")[0] + "/"):
+            return None  # another version of the format: to be rebuilt
         words = int(head["words"])
         ok = (head["format"] == FORMAT and head["fingerprint"] == fingerprint(instance)
               and data_path.stat().st_size == words * 8)
@@ -322,6 +349,8 @@ def open_closure(root: str | Path, instance: Instance, budget: int = DEFAULT_BUD
     table = read_closure(root, instance, load=False)
     built = None
     if table is None:
+        if log and _paths(root, instance)[1].exists():
+            log("closure: the stored table has an older format; building it again")
         built = build_closure(instance, budget // copies, log=log)
         write_closure(root, instance, built)
         table = read_closure(root, instance, load=False)
