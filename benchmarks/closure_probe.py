@@ -11,6 +11,7 @@ solutions asserted.  One process, one core for the searches.
 
     python benchmarks/closure_probe.py [--board 7] [--samples 20] [--prefix 5] [--seed 1]
                                        [--store DIR] [--threads 2] [--repeat 3]
+                                       [--build-parts]
 """
 
 from __future__ import annotations
@@ -38,6 +39,36 @@ def cpu_model() -> str:
     return platform.processor() or "unknown CPU"
 
 
+def build_parts(inst, threads: int) -> None:
+    """Seconds of the build's kernels: every filling counted, then added to a filter of the
+    product's size, on one thread and on `threads` (disjoint shares, atomic ors)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from e2store.query import _closure_kernels as CK
+    from e2store.query.closures import interior_tables, table_words
+
+    rot, istart, icand, k_col, _ = interior_tables(inst)
+    bw = inst.width - 2
+    CK.count_fillings(rot, istart, icand, k_col, bw, 10)  # compile
+    n = 0
+    for parts in (1, threads):
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(parts) as pool:
+            n = sum(pool.map(lambda k, p=parts: CK.count_fillings(
+                rot, istart, icand, k_col, bw, 1 << 62, k, p), range(parts)))
+        print(f"count, {parts} thread(s): {n:,} fillings, {time.perf_counter() - t0:.1f} s")
+    for parts in (1, threads):
+        bloom = np.zeros(table_words(n), np.uint64)
+        bloom[:] = 0  # touch the pages before the clock starts
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(parts) as pool:
+            got = sum(pool.map(lambda k, p=parts, f=bloom: CK.fill_bloom(
+                rot, istart, icand, k_col, bw, f, k, p), range(parts)))
+        assert got == n
+        print(f"fill, {parts} thread(s): {bloom.nbytes / 2**20:,.0f} MiB, "
+              f"{time.perf_counter() - t0:.1f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--board", type=int, default=7)
@@ -48,6 +79,9 @@ def main() -> None:
                     help="reuse (or build into) this store's table instead of timing a build")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--build-parts", action="store_true",
+                    help="also time the build's kernels: counting and filling on 1 and "
+                         "--threads threads")
     a = ap.parse_args()
     path = BENCH / f"pieces_{a.board}x{a.board}.txt"
     if not path.exists():
@@ -64,6 +98,8 @@ def main() -> None:
         table = build_closure(b.inst, threads=a.threads)
         print(f"build: {table.fillings:,} fillings, {table.nbytes / 2**20:,.0f} MiB, "
               f"{time.perf_counter() - t0:.1f} s with {a.threads} threads")
+    if a.build_parts:
+        build_parts(b.inst, a.threads)
     pre = b.prefixes(a.prefix)
     pick = np.random.default_rng(a.seed).choice(len(pre), size=min(a.samples, len(pre)),
                                                 replace=False)
