@@ -100,11 +100,18 @@ def bloom_has(words: list[int], bits: int, code: int) -> bool:
     return all(words[i] >> bit & 1 for i, bit in bloom_bits(key_hash(bits, code), len(words)))
 
 
-def naive_solve_closure(pieces, width, height, order, words: list[int], seed=None):
-    """(solutions, nodes, probes, cuts) of `naive_solver.naive_solve` with the closure probe:
-    right after the placement that completes every interior cell outside the block and the
-    row above it, the free interior pieces and the row's south colour ranks must be a key of
-    the filter `words`, else that node is cut."""
+def naive_solve_closure(pieces, width, height, order, words: list[int], seed=None,
+                        subtree_depth: int | None = None, memo_slots: int = 0):
+    """(solutions, nodes, [probes, cuts, memo cuts, memo records]) of
+    `naive_solver.naive_solve` with the closure probe: right after the placement that
+    completes every interior cell outside the block and the row above it, the free interior
+    pieces and the row's south colour ranks must be a key of the filter `words`, else that
+    node is cut.  With `memo_slots` and `subtree_depth` (the free cells the search places
+    above its subtrees), the row memo too: where the row's cells come right after the
+    border cell west of it, below the subtree depth, a placement on that border cell whose
+    key (free interior pieces; its east colour and the south colours above the row) saw no
+    probe pass in an earlier subtree below it is cut; the memo is a direct-mapped table of
+    `memo_slots` slots (slot by the key's hash), emptied for every subtree."""
     board: dict = dict(seed or {})
     free = [tuple(c) for c in order if tuple(c) not in board]
     block = {(x, y) for y in (height - 3, height - 2) for x in range(1, width - 1)}
@@ -116,19 +123,52 @@ def naive_solve_closure(pieces, width, height, order, words: list[int], seed=Non
     k_col = len(rk)
     at = max((free.index(c) for c in above if c in free), default=-1)
     probe = at if at >= 0 and all(c in free and free.index(c) > at for c in block) else None
-    counts = [0, 0]  # probes, cuts
+    counts = [0, 0, 0, 0]  # probes, cuts, memo cuts, memo records
+    west, east = (0, height - 4), (width - 1, height - 4)
+    m = None if probe is None else probe - len(row)
+    if (memo_slots and subtree_depth is not None and m is not None and m >= subtree_depth
+            and free[m] == west and set(free[m + 1:probe + 1]) == set(row)
+            and (east not in free[:probe + 1]) and east not in board):
+        memo_at = m
+    else:
+        memo_at = None
+    memo: dict = {}
+    watching: list = []
+
+    def free_bits(used: set) -> int:
+        return sum(1 << q for q in inner if q not in used)
+
+    def colour(placed: dict, cell, side: int) -> int:
+        return rk[shown(pieces[placed[cell][0]], placed[cell][1], side)]
 
     def cut(i: int, placed: dict, used: set) -> bool:
+        if subtree_depth is not None and i == subtree_depth - 1:
+            memo.clear()  # a new subtree starts below this placement
+        if i == memo_at:
+            bits = free_bits(used)
+            code = code_of((colour(placed, west, 2),
+                            *(colour(placed, (x, y - 1), 3) for x, y in row)), k_col)
+            slot = key_hash(bits, code) % memo_slots
+            if memo.get(slot) == (bits, code):
+                counts[2] += 1
+                return True
+            watching.append((slot, bits, code, counts[0] - counts[1]))
+            return False
         if i != probe:
             return False
         counts[0] += 1
-        bits = sum(1 << q for q in inner if q not in used)
-        code = code_of(tuple(rk[shown(pieces[placed[c][0]], placed[c][1], 3)] for c in row),
-                       k_col)
-        if bloom_has(words, bits, code):
+        code = code_of(tuple(colour(placed, c, 3) for c in row), k_col)
+        if bloom_has(words, free_bits(used), code):
             return False
         counts[1] += 1
         return True
 
-    solutions, nodes = naive_solve(pieces, width, height, order, seed, cut=cut)
-    return solutions, nodes, counts[0], counts[1]
+    def after(i: int, placed: dict, used: set) -> None:
+        if i == memo_at:
+            slot, bits, code, passed = watching.pop()
+            if counts[0] - counts[1] == passed:
+                memo[slot] = (bits, code)
+                counts[3] += 1
+
+    solutions, nodes = naive_solve(pieces, width, height, order, seed, cut=cut, after=after)
+    return solutions, nodes, counts

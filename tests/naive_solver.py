@@ -37,12 +37,13 @@ def packed(board: dict, width: int, height: int) -> tuple[int, ...]:
 
 
 def naive_solve(pieces, width, height, order, seed: dict | None = None, first: bool = False,
-                cut=None):
+                cut=None, after=None):
     """(solutions, nodes): every solution as a tuple of packed `piece*4+r` by cell y*W+x, in
     search order; nodes = pieces placed (seed cells are not nodes).  `order` lists (x, y)
     cells; `seed` maps (x, y) -> (piece, r) and is assumed consistent.  `cut(i, board,
     used)`, if given, is asked after each placement on free cell i (a counted node) and
-    cuts the branch when it returns True (the hook of a pruning twin)."""
+    cuts the branch when it returns True (the hook of a pruning twin); `after(i, board,
+    used)`, if given, is called when the subtree below an uncut placement on i is done."""
     board: dict = dict(seed or {})
     free = [tuple(c) for c in order if tuple(c) not in board]
     used = {p for p, _ in board.values()}
@@ -63,7 +64,10 @@ def naive_solve(pieces, width, height, order, seed: dict | None = None, first: b
                     nodes += 1
                     board[(x, y)] = (p, r)
                     used.add(p)
-                    stop = False if cut is not None and cut(i, board, used) else rec(i + 1)
+                    cut_here = cut is not None and cut(i, board, used)
+                    stop = False if cut_here else rec(i + 1)
+                    if after is not None and not cut_here:
+                        after(i, board, used)
                     del board[(x, y)]
                     used.discard(p)
                     if stop:

@@ -33,8 +33,9 @@ from e2store.query.closures import (
     open_closure,
     read_closure,
 )
+from e2store.solver._unrolled import MEMO_SLOTS
 from e2store.solver.scan import scan_order
-from e2store.solver.search import solve
+from e2store.solver.search import CLOSURE_COUNTS, solve
 
 BENCH = Path(__file__).resolve().parents[2] / "shared" / "instances" / "benchmark"
 
@@ -109,18 +110,65 @@ def test_generated_probe_equals_the_naive_search(w, h, seed, scan):
     order = [tuple(c) for c in scan_order(scan, w, h).tolist()]
     p, r = lowest_corner_nw(pieces)
     seed_cells = {(0, 0): (p, r)}
-    want, nodes, probes, cuts = naive_solve_closure(pieces, w, h, order, t.bloom.tolist(),
-                                                    seed=seed_cells)
+    k = subtree_depth(inst, scan, seed_cells, t)
+    want, nodes, counts = naive_solve_closure(pieces, w, h, order, t.bloom.tolist(),
+                                              seed=seed_cells, subtree_depth=k,
+                                              memo_slots=MEMO_SLOTS)
     got = solve(inst, scan, seed={(0, 0): (p, r)}, closure=t)
     plain = solve(inst, scan, seed={(0, 0): (p, r)})
     assert boards(got) == sorted(want) == boards(plain)
     if scan == "rowscan":
-        assert got.closure["used"] and (got.nodes, got.closure["probes"],
-                                        got.closure["cuts"]) == (nodes, probes, cuts)
+        assert got.closure["used"] and got.nodes == nodes
+        assert [got.closure[c] for c in CLOSURE_COUNTS] == counts
         assert got.nodes <= plain.nodes and got.first_nodes is None
     else:  # columnscan places block cells before the row above the block is complete
         assert not got.closure["used"] and "block cell" in got.closure["reason"]
-        assert (got.nodes, probes) == (plain.nodes, 0)
+        assert (got.nodes, counts[0]) == (plain.nodes, 0)
+
+
+def memo_case(w: int, h: int, seed: int) -> list[int]:
+    """One subtree (only the corner fixed) searched by the generated kernel with the
+    closure and its row memo: nodes, probes, cuts, memo cuts and records must equal the
+    twin's; returns the counts."""
+    from e2store.solver.plan import build_plan
+    from e2store.solver.search import UnrolledSearch
+
+    inst = random_instance(w, h, seed)
+    pieces = pieces_of(inst)
+    t = build_closure(inst)
+    order = scan_order("rowscan", w, h)
+    p, r = lowest_corner_nw(pieces)
+    sub = UnrolledSearch(inst, build_plan(inst, order, {0: 0}), t)
+    assert sub.spec.memo_depth >= 0
+    board = np.full(w * h, -1, np.int64)
+    board[0] = p * 4 + r
+    sols, nodes, found = sub.solve(board, 1000)
+    want, want_nodes, counts = naive_solve_closure(
+        pieces, w, h, [tuple(c) for c in order.tolist()], t.bloom.tolist(),
+        seed={(0, 0): (p, r)}, subtree_depth=0, memo_slots=MEMO_SLOTS)
+    assert (sols, nodes) == (len(want), want_nodes)
+    assert sub.counts.tolist() == counts
+    assert sorted(map(tuple, found.tolist()) if found is not None else []) == sorted(want)
+    return counts
+
+
+def test_row_memo_equals_the_twin():
+    counts = [memo_case(5, 5, 3), memo_case(5, 6, 9)]
+    assert all(c[2] > 0 and c[3] > 0 for c in counts), counts
+
+
+def subtree_depth(inst, scan, seed_cells, table) -> int:
+    """The free cells `solve` places above the subtrees its generated kernel searches (the
+    split of `solve_split`), for the twin's row memo, which starts empty in each."""
+    from e2store.solver.closure import closure_spec
+    from e2store.solver.plan import build_plan
+    from e2store.solver.search import search_setup, split_depth
+
+    order, _, _, _, roots = search_setup(inst, scan, seed_cells, None)
+    plan = build_plan(inst, order, roots[0])
+    k = split_depth(inst, plan)
+    spec = closure_spec(plan, table)[0]
+    return max(1, min(k, spec.depth)) if spec is not None else k
 
 
 @pytest.mark.parametrize("w,h,seed,kw", [(5, 5, 4, {"symmetry_break": False}),
@@ -147,6 +195,7 @@ def test_benchmark_boards_with_closure(n, solutions):
     assert got.closure["used"] and got.nodes <= plain.nodes
     if n == 6:
         assert got.nodes < 0.5 * plain.nodes and got.closure["cuts"] > 0
+        assert got.closure["memo_cuts"] > 0 and got.closure["memo_records"] > 0
 
 
 def test_store_builds_then_reuses_and_detects_damage(tmp_path):

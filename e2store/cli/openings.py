@@ -111,7 +111,8 @@ def closure_line(c: dict) -> str:
     origin = (f"built in {c['build_seconds']:.1f} s" if c.get("built")
               else "read from the store")
     return (f"closure    {c['block'][0]}x{c['block'][1]} block below row {c['row']}: "
-            f"{c['probes']:,} probes, {c['cuts']:,} cuts; table "
+            f"{c['probes']:,} probes, {c['cuts']:,} cuts, {c.get('memo_cuts', 0):,} row "
+            f"memo cuts; table "
             f"{c['table_bytes'] / 2**20:,.0f} MiB ({origin})")
 
 

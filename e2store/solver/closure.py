@@ -1,6 +1,13 @@
 """Where a search probes a block closure table (`e2store.query.closures`): the depth after
 which every interior cell outside the block and the row above it are placed, so the free
-interior pieces and the row's south colours are the block's key."""
+interior pieces and the row's south colours are the block's key.
+
+And where it keeps a *row memo*: when the row's cells are the depths just before the probe
+and the border cell west of the row is placed before them, whether any probe below a
+placement at that depth passes is a function of the free interior pieces, that border
+cell's east colour and the south colours of the row above (the row's whole interior
+problem).  A key whose subtree saw no probe pass is remembered, and a later placement with
+the same key is cut at once: the same row would be tried again, with the same result."""
 
 from __future__ import annotations
 
@@ -18,6 +25,8 @@ class ClosureSpec:
     depth: int
     row: tuple[int, ...]
     interior_mask: int
+    memo_depth: int = -1  # the row memo's depth, -1 without one (module docstring)
+    memo_cells: tuple[int, ...] = ()  # its key's colours: (west cell, side), then the row above
 
 
 def closure_spec(plan: Plan, table: ClosureTable) -> tuple[ClosureSpec | None, str | None]:
@@ -39,4 +48,11 @@ def closure_spec(plan: Plan, table: ClosureTable) -> tuple[ClosureSpec | None, s
         return None, "every cell above the block is fixed"
     if min(depth_of[c] for c in block) <= d:
         return None, "the scan order places a block cell before the row above it is complete"
-    return ClosureSpec(d, tuple(row), table.interior_mask), None
+    m = d - len(row)
+    west, east = row[0] - 1, row[-1] + 1
+    memo = (m >= 0 and sorted(int(c) for c in plan.cells[m + 1:d + 1]) == sorted(row)
+            and depth_of.get(west, -1) == m and depth_of.get(east, d + 1) > d)
+    if not memo:
+        return ClosureSpec(d, tuple(row), table.interior_mask), None
+    return ClosureSpec(d, tuple(row), table.interior_mask, m,
+                       (west * 4 + 2,) + tuple((c - w) * 4 + 3 for c in row)), None

@@ -30,7 +30,13 @@ from e2store.solver import _unrolled
 from e2store.solver.openings import Openings, check_openings
 from e2store.solver.plan import board_dtype, build_plan, fixed_problem
 from e2store.solver.scan import scan_order
-from e2store.solver.search import DEFAULT_MAX_STORED, NO_LIMIT, Search, UnrolledSearch
+from e2store.solver.search import (
+    DEFAULT_MAX_STORED,
+    NO_LIMIT,
+    Search,
+    UnrolledSearch,
+    closure_counts_dict,
+)
 from e2store.solver.solutions import check_solutions
 from e2store.zones.geometry import SIDE_STEP
 
@@ -115,7 +121,7 @@ class OpeningsResult:
     opening_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))  # when reported
     per_worker: list[dict] = field(default_factory=list)
     boards: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int16))
-    closure_counts: np.ndarray = field(default_factory=lambda: np.zeros(2, np.int64))
+    closure_counts: np.ndarray = field(default_factory=lambda: np.zeros(4, np.int64))
     closure: dict | None = None  # with a closure table: the table, probes and cuts
 
     @property
@@ -176,7 +182,7 @@ class Subtrees:
     @property
     def closure_counts(self) -> np.ndarray:
         """Closure probes and cuts so far (zeros without a closure table)."""
-        return self._fast.ccount.copy() if self._fast is not None else np.zeros(2, np.int64)
+        return self._fast.counts if self._fast is not None else np.zeros(4, np.int64)
 
     def warm_up(self, board: np.ndarray) -> None:
         """Compile or load every kernel a search under `board` may use."""
@@ -402,8 +408,8 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
     res.nodes = int(res.opening_nodes.sum())
     res.complete = done == len(index) or found_first
     if closure is not None:
-        res.closure = {**closure.summary(), "used": True, "probes": int(res.closure_counts[0]),
-                       "cuts": int(res.closure_counts[1])}
+        res.closure = {**closure.summary(), "used": True,
+                       **closure_counts_dict(res.closure_counts)}
     res.per_worker = [{**s, "seconds": round(s["seconds"], 6)}
                       for s in sorted(stats.values(), key=lambda s: s["worker"])]
     dtype = board_dtype(instance.n_pieces)

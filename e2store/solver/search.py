@@ -188,7 +188,9 @@ class UnrolledSearch:
             if spec is None:
                 raise ClosureError(f"closure table cannot serve this search: {why}")
             self.spec, self.bloom = spec, closure.bloom
-        self.ccount = np.zeros(2, dtype=np.int64)  # closure probes and cuts so far
+        self.ccount = np.zeros(_unrolled.CCOUNT, dtype=np.int64)  # the kernel's counters
+        memo = self.spec is not None and self.spec.memo_depth >= 0
+        self.memo = np.zeros(2 * _unrolled.MEMO_SLOTS if memo else 2, dtype=np.uint64)
         self.fn = _unrolled.kernel(plan, self.spec)
         self.colk = _unrolled.colour_table(plan)
         self.records = _unrolled.record_tables(plan)
@@ -214,15 +216,29 @@ class UnrolledSearch:
         for p in (vals >> 2).tolist():
             used |= 1 << p
         self.n_out[0] = 0
+        self.ccount[2] += 1  # a new row memo generation: keys of other subtrees never match
         p = self.plan
         nodes, sols = self.fn(p.bmask, p.crec, self.colk, p.bstart, p.cand, *self.records,
                               self.shown, self.placed, self.found[:max_stored], self.n_out,
-                              self.bloom, self.ccount, np.uint64(used))
+                              self.bloom, self.ccount, self.memo, np.uint64(used))
         boards = None
         if self.n_out[0]:
             boards = self.found[:self.n_out[0]].copy()
             check_solutions(self.instance, boards)
         return int(sols), int(nodes), boards
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Closure probes, cuts, row memo cuts and row memo records so far."""
+        return self.ccount[[0, 1, 3, 4]].copy()
+
+
+CLOSURE_COUNTS = ("probes", "cuts", "memo_cuts", "memo_records")
+
+
+def closure_counts_dict(counts: np.ndarray) -> dict:
+    """`UnrolledSearch.counts` (or a sum of them) by name, for a report."""
+    return {name: int(v) for name, v in zip(CLOSURE_COUNTS, counts.tolist(), strict=True)}
 
 
 def finals_state(finals: FinalsIndex, plan: Plan) -> tuple[np.ndarray, ...]:
@@ -425,10 +441,10 @@ def closure_problem(instance: Instance, plans: list[Plan], closure: ClosureTable
 
 
 def closure_report(closure: ClosureTable, subs: list[UnrolledSearch]) -> dict:
-    """The `closure` entry of a report: the table, probes and cuts summed over `subs`."""
-    probes = sum(int(s.ccount[0]) for s in subs)
-    cuts = sum(int(s.ccount[1]) for s in subs)
-    return {**closure.summary(), "used": True, "probes": probes, "cuts": cuts}
+    """The `closure` entry of a report: the table, and probes, cuts and row memo counts
+    summed over `subs`."""
+    total = sum((s.counts for s in subs), np.zeros(len(CLOSURE_COUNTS), np.int64))
+    return {**closure.summary(), "used": True, **closure_counts_dict(total)}
 
 
 def solve_split(instance: Instance, order: np.ndarray, plans: list[Plan],

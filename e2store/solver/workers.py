@@ -30,10 +30,12 @@ from e2store.solver.openings import Openings
 from e2store.solver.parallel import solve_openings
 from e2store.solver.plan import Plan, Seed, board_dtype, build_plan, search_setup
 from e2store.solver.search import (
+    CLOSURE_COUNTS,
     DEFAULT_MAX_STORED,
     NO_LIMIT,
     Search,
     SolveResult,
+    closure_counts_dict,
     first_nodes_below,
     solve,
     top_order,
@@ -83,7 +85,7 @@ def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan",
     t0 = time.perf_counter()
     kept: list[np.ndarray] = []
     n_kept = done_nodes = 0
-    counts = np.zeros(2, np.int64)  # closure probes, cuts
+    counts = np.zeros(len(CLOSURE_COUNTS), np.int64)  # closure probes, cuts, memo counts
     if closure is not None:
         closure.check_instance(instance)
         if kernel == "generic":
@@ -97,7 +99,7 @@ def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan",
                         closure=None if closure is None else closure.loaded())
             sols, nodes, boards = one.solutions, one.nodes, one.boards
             if one.closure is not None and one.closure["used"]:
-                counts += (one.closure["probes"], one.closure["cuts"])
+                counts += [one.closure[k] for k in CLOSURE_COUNTS]
             elif one.closure is not None:
                 result.closure = one.closure
             first_at = one.first_nodes
@@ -143,8 +145,7 @@ def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan",
             n_kept += len(kept[-1])
     result.nodes = done_nodes
     if closure is not None and result.closure is None:
-        result.closure = {**closure.summary(), "used": True, "probes": int(counts[0]),
-                          "cuts": int(counts[1])}
+        result.closure = {**closure.summary(), "used": True, **closure_counts_dict(counts)}
     result.complete = True
     result.seconds = time.perf_counter() - t0
     result.boards = (np.concatenate(kept) if kept
