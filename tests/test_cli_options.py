@@ -259,3 +259,27 @@ def test_light_commands_import_no_heavy_library(small, args):
 def test_docs_cli_md_is_up_to_date():
     assert DOCS.read_text() == render(), \
         "docs/cli.md is out of date: run `python -m e2store.cli.reference > docs/cli.md`"
+
+
+@pytest.mark.parametrize("exc, want", [
+    (OSError(28, "No space left on device"),
+     "e2store: error: No space left on device (free some space and run the command again: "
+     "finished work is kept)\n"),
+    (FileNotFoundError(2, "No such file or directory"),  # no file name (pyarrow's way)
+     "e2store: error: No such file or directory\n"),
+    (PermissionError(13, "Permission denied", "/x/y"), "e2store: error: /x/y: Permission denied\n"),
+    (OSError("a device error"), "e2store: error: a device error\n"),
+    (MemoryError(), "e2store: error: out of memory (lower --threads, --workers or "
+     "--memory-budget, or use a machine with more memory)\n"),
+])
+def test_system_errors_are_one_line(small, monkeypatch, exc, want):
+    """A full disk, a file gone without a name, no memory: one line, exit 2, no traceback
+    (never `error: None: ...`)."""
+    import e2store.instance.formats as formats
+
+    def fail(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(formats, "read_instance", fail)
+    r = CliRunner().invoke(main, ["stats", str(small)])
+    assert r.exit_code == 2 and r.stderr == want and "None" not in r.stderr

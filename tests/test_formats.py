@@ -309,6 +309,10 @@ BENCH_4 = "2\n3\n1\n1 1 1 1\n0 0 1 1\n1 0 0 1\n0 1 1 0\n1 1 0 0\n"
         ("0 0 1 1\n1 0 0 1\n0 1 1 0\n1 1 0\n", 4, "3 numbers"),  # jwortmann
         ("0 0 1 1\n1 0 0 1\n0 1 1 0\n", 3, "cannot derive"),
         ("c comment\n\n2 2\n0 0 1 1\n1 0 0 1\n0 1 1 0\n1 1 0 99999\n", 7, "too large"),
+        ("2 2\n0 0 1 1\n1 0 0 1\n0 1 1 0\n1 1 0 " + "9" * 5000 + "\n", 5,
+         r"number too large: 999999999999\.\.\. \(5000 digits\)"),
+        ("2 2\n0 0 1 1\n1 0 0 1\n0 1 1 0\n1 1 0 " + "x" * 5000 + "\n", 5,
+         r"not an integer: 'x{20}\.\.\.\(5000 characters\)'"),
     ],
 )
 def test_format_errors_give_line_numbers(tmp_path, text, line, match):

@@ -7,6 +7,7 @@ and the commands that run no kernel start fast.
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import click
@@ -69,9 +70,25 @@ class MainGroup(LazyGroup):
         except E2StoreError as exc:
             click.echo(f"e2store: error: {exc}", err=True)
             sys.exit(2)
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-            click.echo(f"e2store: error: {exc.filename}: {exc.strerror}", err=True)
+        except BrokenPipeError:  # the reader of stdout went away: not an error of ours
+            raise
+        except OSError as exc:  # a file missing or unreadable, a full disk, ...
+            click.echo(f"e2store: error: {os_error_text(exc)}", err=True)
             sys.exit(2)
+        except MemoryError:
+            click.echo("e2store: error: out of memory (lower --threads, --workers or "
+                       "--memory-budget, or use a machine with more memory)", err=True)
+            sys.exit(2)
+
+
+def os_error_text(exc: OSError) -> str:
+    """One line for an OSError: the file (when the error names one), what went wrong, and
+    for a full disk what to do."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    what = exc.strerror or str(exc) or type(exc).__name__
+    if exc.errno == errno.ENOSPC:
+        what += " (free some space and run the command again: finished work is kept)"
+    return where + what
 
 
 @click.group("e2store", cls=MainGroup, lazy=COMMANDS, aliases=ALIASES,

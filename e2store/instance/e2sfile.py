@@ -100,10 +100,12 @@ def read_e2store(
     lineno, line = first
     toks = line.split()
     if lineno != 1 or len(toks) != 2 or toks[0] != MAGIC:
-        raise InstanceFormatError(p, lineno, f"not an e2store instance file: {line.strip()!r}",
+        raise InstanceFormatError(p, lineno, f"not an e2store instance file: "
+                                  f"{line.strip()[:60]!r}",
                                   f"first line `{MAGIC} {VERSION}`")
-    if not INT_RE.fullmatch(toks[1]):
-        raise InstanceFormatError(p, 1, f"bad format version {toks[1]!r}", "an integer version")
+    if not INT_RE.fullmatch(toks[1]) or len(toks[1]) > 18:
+        raise InstanceFormatError(p, 1, f"bad format version {toks[1][:20]!r}",
+                                  "an integer version")
     version = int(toks[1])
     if version > VERSION:
         raise InstanceFormatError(

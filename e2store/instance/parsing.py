@@ -21,6 +21,7 @@ MAX_COLOUR = int(np.iinfo(np.int16).max)
 
 
 INT_RE = re.compile(r"[+-]?[0-9]+")
+MAX_DIGITS = 18  # any number in an instance file fits 64 bits
 
 
 Size = tuple[int, int]
@@ -132,7 +133,13 @@ def parse_ints(path: str, lineno: int, tokens: list[str], count: int, what: str)
     out = []
     for t in tokens:
         if not INT_RE.fullmatch(t):
-            raise InstanceFormatError(path, lineno, f"not an integer: {t!r}", n_ints_text(count))
+            shown = t if len(t) <= 40 else f"{t[:20]}...({len(t)} characters)"
+            raise InstanceFormatError(path, lineno, f"not an integer: {shown!r}",
+                                      n_ints_text(count))
+        digits = len(t.lstrip("+-"))
+        if digits > MAX_DIGITS:  # int() itself refuses over 4,300 digits, with a traceback
+            raise InstanceFormatError(path, lineno, f"number too large: {t[:12]}... "
+                                      f"({digits} digits)", n_ints_text(count))
         out.append(int(t))
     return out
 
