@@ -393,3 +393,31 @@ def test_names_are_safe_to_print(tmp_path):
     inst = read_e2store(path)
     assert inst.name == "t [2J ]0;pwned x"
     assert not any(ord(c) < 32 or 127 <= ord(c) < 160 for c in inst.name)
+
+
+def test_devices_and_oversized_files_are_refused_pipes_read(tmp_path, monkeypatch):
+    """/dev/zero would never end: refused at once; a file over the size limit too; a FIFO
+    (what process substitution gives) is read like a file."""
+    import threading
+
+    import e2store.instance.parsing as parsing
+
+    if os.path.exists("/dev/zero"):
+        with pytest.raises(InstanceFormatError, match="a device or socket, not a file"):
+            read_instance("/dev/zero")
+    path = tmp_path / "p.txt"
+    path.write_text(BENCH_4)
+    monkeypatch.setattr(parsing, "MAX_INSTANCE_BYTES", len(BENCH_4) - 1)
+    with pytest.raises(InstanceFormatError, match="too large for a piece file"):
+        read_instance(path)
+    monkeypatch.setattr(parsing, "MAX_INSTANCE_BYTES", len(BENCH_4))
+    want = read_instance(path)
+    if not hasattr(os, "mkfifo"):
+        return
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text(BENCH_4))
+    writer.start()
+    got = read_instance(fifo, format="benchmark")
+    writer.join()
+    assert got.pieces.tolist() == want.pieces.tolist()

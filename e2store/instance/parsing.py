@@ -7,7 +7,9 @@ Every problem raises `InstanceFormatError(path, line, problem, expected)`.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
+import stat
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,12 +82,28 @@ def to_project(values: np.ndarray, sides: str) -> np.ndarray:
     return out
 
 
+MAX_INSTANCE_BYTES = 64 << 20  # Eternity II's 256 pieces take 4 KB; a million pieces 20 MB
+
+
 def read_lines(path: str | Path) -> list[str]:
+    """The file's lines (`split_lines`), read as UTF-8 (a BOM dropped).  InstanceFormatError
+    for a device or socket (`/dev/zero` would never end), a file over
+    `MAX_INSTANCE_BYTES`, or bytes that are not UTF-8 (with the line).  A pipe or FIFO is
+    read like a file (process substitution gives one), up to the same size."""
     p = Path(path)
+    with open(p, "rb") as fh:
+        mode = os.fstat(fh.fileno()).st_mode
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+            raise InstanceFormatError(str(p), None, "a device or socket, not a file",
+                                      "a text file of pieces")
+        data = fh.read(MAX_INSTANCE_BYTES + 1)
+    if len(data) > MAX_INSTANCE_BYTES:
+        raise InstanceFormatError(str(p), None, f"over {MAX_INSTANCE_BYTES >> 20} MiB, too "
+                                  f"large for a piece file", "a text file of pieces")
     try:
-        text = p.read_bytes().decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = p.read_bytes()[: exc.start].count(b"\n") + 1
+        line = data[: exc.start].count(b"\n") + 1
         raise InstanceFormatError(str(p), line, "not a UTF-8 text file", "a text file") from None
     return split_lines(text)
 
