@@ -141,7 +141,12 @@ def test_sql_cli_and_database_file(built, tmp_path):
     r = run(main, ["sql", "--store", str(root), "SELECT nope FROM corolles"])
     assert r.exit_code == 2 and r.output.startswith("e2store: error:")
     db = tmp_path / "s.duckdb"
+    other = tmp_path / ".s.duckdb.tmp"  # another writer's work in progress: left alone
+    other.write_bytes(b"not ours")
     assert run(main, ["build-db", "--store", str(root), "-o", str(db)]).exit_code == 0
+    assert other.read_bytes() == b"not ours"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".s.")) == [
+        other.name]
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT count(*) FROM corolles").fetchone()[0] == sum(
         p["rows"] for p in store.read_manifest(root)["partitions"] if p["form"] == "flat")

@@ -18,6 +18,8 @@ Every query returns an Arrow table.  `probe_*` raises a typed error saying what 
 from __future__ import annotations
 
 import json
+import os
+import secrets
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -352,8 +354,8 @@ class CorolleStore:
     def write_database(self, path: str | Path) -> None:
         """A DuckDB file with the views (over this store's files) and the small tables."""
         path = Path(path)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.unlink(missing_ok=True)
+        # a name of this write's own: two writers of one path never remove each other's
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         try:
             out = duckdb.connect(str(tmp))
             for name in ("manifest", "zone_stats", "instances"):
@@ -370,6 +372,7 @@ class CorolleStore:
             tmp.replace(path)
         finally:
             tmp.unlink(missing_ok=True)
+            tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
 
 
 def _injective_counts(rows: CartesianRows) -> np.ndarray:
