@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from e2store.query.closures import ClosureError, ClosureTable
 from e2store.solver.plan import Plan
 
@@ -56,3 +58,19 @@ def closure_spec(plan: Plan, table: ClosureTable) -> tuple[ClosureSpec | None, s
         return ClosureSpec(d, tuple(row), table.interior_mask), None
     return ClosureSpec(d, tuple(row), table.interior_mask, m,
                        (west * 4 + 2,) + tuple((c - w) * 4 + 3 for c in row)), None
+
+
+CLOSURE_COUNTS = ("probes", "cuts", "memo_cuts", "memo_records")
+
+
+def closure_counts_dict(counts: np.ndarray) -> dict:
+    """`UnrolledSearch.counts` (or a sum of them) by name, for a report."""
+    return {name: int(v) for name, v in zip(CLOSURE_COUNTS, counts.tolist(), strict=True)}
+
+
+def closure_report(closure: ClosureTable, subs: list) -> dict:
+    """The `closure` entry of a report: the table, and probes, cuts and row memo counts
+    summed over `subs`."""
+    total = sum((s.counts for s in subs), np.zeros(len(CLOSURE_COUNTS), np.int64))
+    return {**closure.summary(), "used": True, **closure_counts_dict(total)}
+

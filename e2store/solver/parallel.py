@@ -27,6 +27,7 @@ from e2store.instance.model import GREY, Instance
 from e2store.progress import progress_interval
 from e2store.solver import _kernels as K
 from e2store.solver import _unrolled
+from e2store.solver.closure import closure_counts_dict
 from e2store.solver.openings import Openings, check_openings
 from e2store.solver.plan import board_dtype, build_plan, fixed_problem
 from e2store.solver.scan import scan_order
@@ -35,7 +36,6 @@ from e2store.solver.search import (
     NO_LIMIT,
     Search,
     UnrolledSearch,
-    closure_counts_dict,
 )
 from e2store.solver.solutions import check_solutions
 from e2store.zones.geometry import SIDE_STEP

@@ -36,7 +36,7 @@ from e2store.query.closures import ClosureError, ClosureTable
 from e2store.query.finals import FinalsIndex
 from e2store.solver import _kernels as K
 from e2store.solver import _unrolled
-from e2store.solver.closure import ClosureSpec, closure_spec
+from e2store.solver.closure import ClosureSpec, closure_report, closure_spec
 from e2store.solver.plan import Plan, Seed, board_dtype, build_plan, search_setup
 from e2store.solver.solutions import check_solutions
 
@@ -231,14 +231,6 @@ class UnrolledSearch:
     def counts(self) -> np.ndarray:
         """Closure probes, cuts, row memo cuts and row memo records so far."""
         return self.ccount[[0, 1, 3, 4]].copy()
-
-
-CLOSURE_COUNTS = ("probes", "cuts", "memo_cuts", "memo_records")
-
-
-def closure_counts_dict(counts: np.ndarray) -> dict:
-    """`UnrolledSearch.counts` (or a sum of them) by name, for a report."""
-    return {name: int(v) for name, v in zip(CLOSURE_COUNTS, counts.tolist(), strict=True)}
 
 
 def finals_state(finals: FinalsIndex, plan: Plan) -> tuple[np.ndarray, ...]:
@@ -438,13 +430,6 @@ def closure_problem(instance: Instance, plans: list[Plan], closure: ClosureTable
         if spec is None:
             return why
     return None
-
-
-def closure_report(closure: ClosureTable, subs: list[UnrolledSearch]) -> dict:
-    """The `closure` entry of a report: the table, and probes, cuts and row memo counts
-    summed over `subs`."""
-    total = sum((s.counts for s in subs), np.zeros(len(CLOSURE_COUNTS), np.int64))
-    return {**closure.summary(), "used": True, **closure_counts_dict(total)}
 
 
 def solve_split(instance: Instance, order: np.ndarray, plans: list[Plan],
