@@ -53,8 +53,9 @@ def test_arm_layout_orders_core_tips_arms(w, h, x, y):
     assert sum(map(len, arm_cells)) == len(want) - len(core)
 
 
-@pytest.mark.parametrize("w,h,seed,colours", [(5, 5, 1, (2, 4)), (6, 5, 2, (3, 6)),
-                                              (5, 4, 3, (3, 3))])
+@pytest.mark.parametrize("w,h,seed,colours", [
+    pytest.param(5, 5, 1, (2, 4), marks=pytest.mark.slow),  # two colours: 99 s of twin
+    (6, 5, 2, (3, 6)), (5, 4, 3, (3, 3))])
 def test_kernel_agrees_with_naive_twin(w, h, seed, colours):
     """Per core prefix (shallow ones and whole cores), corolles and cores with a completion,
     by each way of counting the disjoint arm tuples."""

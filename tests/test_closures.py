@@ -155,8 +155,14 @@ def memo_case(w: int, h: int, seed: int) -> list[int]:
 
 
 def test_row_memo_equals_the_twin():
-    counts = [memo_case(5, 5, 3), memo_case(5, 6, 9)]
-    assert all(c[2] > 0 and c[3] > 0 for c in counts), counts
+    counts = memo_case(5, 5, 3)
+    assert counts[2] > 0 and counts[3] > 0, counts
+
+
+@pytest.mark.slow
+def test_row_memo_equals_the_twin_5x6():
+    counts = memo_case(5, 6, 9)
+    assert counts[2] > 0 and counts[3] > 0, counts
 
 
 def subtree_depth(inst, scan, seed_cells, table) -> int:
