@@ -37,6 +37,12 @@ def closure_key(pieces, code):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def word_of(bloom, h):
+    """The index of the word key hash `h` sets its bits in (the filter has 2^k words)."""
+    return h & uint64(bloom.shape[0] - 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def key_mask(h):
     """The `PROBE_BITS` bits key hash `h` sets in its word (6 bits of another mix of h)."""
     g = mix64(h ^ uint64(0x5555))
@@ -51,14 +57,14 @@ def bloom_has(bloom, h):
     """True when every bit of key hash `h` is set (a key never added is absent with
     probability about the false-positive rate).  One load, no branch on the bits."""
     m = key_mask(h)
-    return bloom[h & uint64(bloom.shape[0] - 1)] & m == m
+    return bloom[word_of(bloom, h)] & m == m
 
 
 @njit(cache=True, nogil=True, inline="always")
 def bloom_add(bloom, h, shared):
     """Set the bits of key hash `h` (those `bloom_has` tests); `shared`: other threads add
     to the same filter, so the word is or-ed atomically."""
-    i = h & uint64(bloom.shape[0] - 1)
+    i = word_of(bloom, h)
     if shared:
         atomic_or(bloom, i, key_mask(h))
     else:
@@ -145,7 +151,7 @@ def walk_block(rot, istart, icand, k_col, bw, pieces, code_in, bloom, part, part
                 if fills >= RING:
                     bloom_add(bloom, ring[slot], shared)
                 ring[slot] = h
-                prefetch_write(bloom, h & uint64(bloom.shape[0] - 1))
+                prefetch_write(bloom, word_of(bloom, h))
             elif fills >= count_cap:
                 return fills + 1
             fills += 1

@@ -220,6 +220,14 @@ def source(plan, closure=None) -> str:
         if i // 4 in depth_of:
             return f"(c{i // 4}_{i % 4} // uint64({kc}))" if scaled[i] else f"c{i // 4}_{i % 4}"
         return f"shown[{i}]"
+    def digits(indices) -> str:
+        """The colours at `shown` indices as one base-`k_col` number, first most
+        significant (a closure or row memo key's code)."""
+        code = "uint64(0)"
+        for i in indices:
+            code = f"({code} * uint64({kc}) + {raw(i)})"
+        return code
+
     epilogue: list[str] = []
     for ci in range(len(chunks) - 1, -1, -1):
         ds = chunks[ci]
@@ -302,9 +310,7 @@ def source(plan, closure=None) -> str:
             u = f"u{d}"
             if closure is not None and d == closure.memo_depth:
                 # MEMO: a key whose row saw no probe pass before is cut; else watch this one
-                code = "uint64(0)"
-                for i in closure.memo_cells:
-                    code = f"({code} * uint64({kc}) + {raw(i)})"
+                code = digits(closure.memo_cells)
                 out += [f"{ind}mk = ~{u} & uint64({closure.interior_mask})",
                         f"{ind}mc = {code}",
                         f"{ind}ms = (closure_key(mk, mc) & uint64(memo.shape[0] // 2 - 1)) "
@@ -320,9 +326,7 @@ def source(plan, closure=None) -> str:
                             f"{ind}    ccount[4] += 1"]
             if closure is not None and d == closure.depth:
                 # CLOSURE: the block below the row must take exactly the free interior pieces
-                code = "uint64(0)"
-                for r in closure.row:
-                    code = f"({code} * uint64({kc}) + {raw(r * 4 + 3)})"
+                code = digits([r * 4 + 3 for r in closure.row])
                 out += [f"{ind}ccount[0] += 1",
                         f"{ind}if not bloom_has(bloom, closure_key(~{u} & "
                         f"uint64({closure.interior_mask}), {code})):",
