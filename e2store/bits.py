@@ -1,9 +1,9 @@
 """Bit intrinsics shared by the numba kernels (`_kernels`, `_arm_kernels`, `_solver_kernels`
 and the generated ones of `_unrolled`): LLVM `ctpop` and `cttz` on a uint64, one machine
 instruction each where the CPU has it; and, for kernels that write a large table from
-several threads (the closure filter), `atomic_or` on a uint64 array element and
-`prefetch_write`, a hint with no effect on results.  Checked against Python's integers in
-tests/test_bits.py."""
+several threads (the closure filter), `atomic_or` on a uint64 array element; and
+`prefetch_write` / `prefetch_read`, hints with no effect on results.  Checked against
+Python's integers in tests/test_bits.py."""
 
 from __future__ import annotations
 
@@ -64,10 +64,9 @@ def atomic_or(typingctx, arr, index, value):
     return sig, codegen
 
 
-@intrinsic
-def prefetch_write(typingctx, arr, index):
-    """Ask the CPU to bring `arr[index]`'s cache line in, to be written (LLVM `prefetch`).
-    Only a hint: it never faults and changes no result.  `index` must be inside `arr`."""
+def _prefetch(arr, index, rw: int):
+    """The signature and codegen of a prefetch of `arr[index]` (`rw` 1: to be written, 0:
+    to be read), locality 3 (keep in every cache level), data cache."""
     if not isinstance(arr, types.Array) or not isinstance(index, types.Integer):
         return None
     sig = types.void(arr, index)
@@ -78,8 +77,23 @@ def prefetch_write(typingctx, arr, index):
         fn = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
             "llvm.prefetch.p0i8")
-        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 1), ir.Constant(i32, 3),
+        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, rw), ir.Constant(i32, 3),
                           ir.Constant(i32, 1)])
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@intrinsic
+def prefetch_write(typingctx, arr, index):
+    """Ask the CPU to bring `arr[index]`'s cache line in, to be written (LLVM `prefetch`).
+    Only a hint: it never faults and changes no result.  `index` must be inside `arr`."""
+    return _prefetch(arr, index, 1)
+
+
+@intrinsic
+def prefetch_read(typingctx, arr, index):
+    """Ask the CPU to bring `arr[index]`'s cache line in, to be read (LLVM `prefetch`): a
+    search that will test a word of a large table later issues this first and does other
+    work meanwhile.  Only a hint, like `prefetch_write`."""
+    return _prefetch(arr, index, 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from e2store.bits import atomic_or, ctpop, cttz, prefetch_write
+from e2store.bits import atomic_or, ctpop, cttz, prefetch_read, prefetch_write
 
 
 @njit(cache=False)
@@ -33,6 +33,7 @@ def _or_all(words, idx, vals, hint):
     for i in range(len(idx)):
         if hint:
             prefetch_write(words, idx[i])
+            prefetch_read(words, idx[len(idx) - 1 - i])
         atomic_or(words, idx[i], vals[i])
     return words
 

@@ -154,7 +154,14 @@ def memo_case(w: int, h: int, seed: int) -> list[int]:
     return counts
 
 
-def test_row_memo_equals_the_twin():
+@pytest.mark.parametrize("stash", [None, 2])
+def test_row_memo_equals_the_twin(stash, monkeypatch):
+    """With the kernel's batch of held probes (`STASH` of them), and with a batch of two,
+    so that most tests happen inside the walk of the row, not at its end."""
+    from e2store.solver import _unrolled
+
+    if stash is not None:
+        monkeypatch.setattr(_unrolled, "STASH", stash)
     counts = memo_case(5, 5, 3)
     assert counts[2] > 0 and counts[3] > 0, counts
 

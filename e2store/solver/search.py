@@ -194,7 +194,8 @@ class UnrolledSearch:
         self.fn = _unrolled.kernel(plan, self.spec)
         self.colk = _unrolled.colour_table(plan)
         self.records = _unrolled.record_tables(plan)
-        _unrolled.warm_up(self.fn, plan, self.colk, self.records, self.bloom)
+        self.stash = np.zeros(_unrolled.stash_words(self.spec), dtype=np.uint64)
+        _unrolled.warm_up(self.fn, plan, self.colk, self.records, self.bloom, self.spec)
         n = plan.width * plan.height
         self.cells = np.array(sorted(plan.fixed), dtype=np.int64)
         self.shown = np.zeros((n + 1) * 4, dtype=np.uint64)  # fixed cells' colours
@@ -220,7 +221,8 @@ class UnrolledSearch:
         p = self.plan
         nodes, sols = self.fn(p.bmask, p.crec, self.colk, p.bstart, p.cand, *self.records,
                               self.shown, self.placed, self.found[:max_stored], self.n_out,
-                              self.bloom, self.ccount, self.memo, np.uint64(used))
+                              self.bloom, self.ccount, self.memo, self.stash,
+                              np.uint64(used))
         boards = None
         if self.n_out[0]:
             boards = self.found[:self.n_out[0]].copy()
