@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -140,3 +141,47 @@ def test_wrong_solution_is_an_error():
     sol2[0, 0] = sol2[0, 1]
     assert "exactly once" in levels(check_instance(Instance("s", 4, 4, inst.pieces, sol2)),
                                     "error")[0].message
+
+
+def e2s_text(inst: Instance, colour_of) -> str:
+    """`inst` as an e2store instance file, each colour c written as `colour_of(c)`."""
+    lines = ["e2store-instance 1", f"name: {inst.name}", f"size: {inst.width} {inst.height}",
+             f"pieces: {inst.n_pieces}"]
+    lines += [" ".join(str(colour_of(int(c))) for c in row) for row in inst.pieces]
+    return "\n".join(lines) + "\n"
+
+
+def test_colour_ids_are_ranked_on_load(tmp_path):
+    """A file may name its colours with any ids up to 32767: they are ranked on load (grey
+    stays 0, order kept), so colour-indexed tables stay small, the instance is the same as
+    with dense ids, and messages still name the file's ids."""
+    from click.testing import CliRunner
+
+    from e2store.cli import main
+
+    dense = generate_instance(3, 3, 2, 3, seed=5)
+    big = {0: 0, **{c: 32767 - 9 * (dense.n_colours - c) for c in range(1, dense.n_colours)}}
+    (tmp_path / "dense.e2s").write_text(e2s_text(dense, int))
+    (tmp_path / "sparse.e2s").write_text(e2s_text(dense, big.__getitem__))
+    got = read_instance(tmp_path / "sparse.e2s")
+    assert np.array_equal(got.pieces, dense.pieces) and got.n_colours == dense.n_colours
+    assert got.colour_ids == tuple(big[c] for c in range(dense.n_colours))
+    assert got.id.split("-")[-1] == read_instance(tmp_path / "dense.e2s").content_hash
+    assert read_instance(tmp_path / "dense.e2s").colour_ids == ()
+    # written back with the file's ids, read back to the same instance
+    from e2store.instance.e2sfile import write_e2store
+
+    write_e2store(got, tmp_path / "again.e2s")
+    again = read_instance(tmp_path / "again.e2s")
+    assert again.colour_ids == got.colour_ids and again.id == got.id
+    outs = [CliRunner().invoke(main, ["count", str(tmp_path / f), "--hamming", "1", "--at",
+                                      "all", "--json"]) for f in ("dense.e2s", "sparse.e2s")]
+    assert outs[0].exit_code == outs[1].exit_code == 0, outs[1].output
+    assert [json.loads(x)["corolles"] for x in outs[0].output.splitlines()] == \
+        [json.loads(x)["corolles"] for x in outs[1].output.splitlines()]
+    # an odd colour is named by its id in the file
+    odd = dense.pieces.copy()
+    odd[4, 0] = 1 if odd[4, 0] != 1 else 2
+    bad = Instance("odd", 3, 3, np.where(odd > 0, 30000 + odd, 0))
+    msgs = [f.message for f in check_instance(bad) if "appears on" in f.message]
+    assert msgs and all(re.search(r"colour 300\d\d appears", m) for m in msgs), msgs

@@ -203,7 +203,9 @@ def format_e2store(inst: Instance) -> str:
     if inst.source:
         out.append(f"source: {' '.join(str(inst.source).split())}")
     out.append(f"pieces: {inst.n_pieces}")
-    out.extend(" ".join(str(int(c)) for c in row) for row in inst.pieces)
+    # the colour ids the instance was read with (its pieces hold their ranks): reading the
+    # file back gives the same ranks, so the same instance id
+    out.extend(" ".join(str(inst.colour_id(int(c))) for c in row) for row in inst.pieces)
     if inst.solution is not None:
         out.append("solution:")
         out.extend(" ".join(str(int(v)) for v in row) for row in inst.solution)

@@ -15,7 +15,11 @@ SIDES = "WNES"  # side index 0..3, clockwise from west
 class Instance:
     """A W x H edge-matching board and its W*H pieces.
 
-    `pieces[i]` holds piece i's colours clockwise from the west side (W, N, E, S).
+    `pieces[i]` holds piece i's colours clockwise from the west side (W, N, E, S), as dense
+    *ranks*: a file's colour ids are replaced by their rank among the ids it uses (grey
+    stays 0), so tables indexed by colour never grow with the ids a file happens to use;
+    `colour_ids[r]` is the file's id of rank r (empty when the ids were ranks already) and
+    `colour_id` turns a rank back into it for messages.
     `solution`, when known, is an (height, width) array of packed `piece*4 + r` values.
     """
 
@@ -26,9 +30,15 @@ class Instance:
     solution: np.ndarray | None = None
     source: str | None = None
     _id: str = field(default="", repr=False)
+    colour_ids: tuple[int, ...] = field(default=(), init=False, repr=False)
 
     def __post_init__(self) -> None:
         p = np.ascontiguousarray(np.asarray(self.pieces, dtype=np.int16).reshape(-1, 4))
+        if p.size and p.min() >= 0:  # negative colours are left for validation to name
+            ids = np.union1d(np.array([GREY], dtype=np.int16), p)
+            if int(ids[-1]) != len(ids) - 1:
+                p = np.searchsorted(ids, p).astype(np.int16)
+                object.__setattr__(self, "colour_ids", tuple(int(c) for c in ids))
         object.__setattr__(self, "pieces", p)
         if self.solution is not None:
             s = np.asarray(self.solution, dtype=np.int32).reshape(self.height, self.width)
@@ -55,6 +65,10 @@ class Instance:
     def n_colours(self) -> int:
         """Number of colour ids in use, counting grey: max colour + 1."""
         return int(self.pieces.max()) + 1 if self.n_pieces else 1
+
+    def colour_id(self, rank: int) -> int:
+        """The colour id the instance's file used for colour `rank`."""
+        return self.colour_ids[rank] if self.colour_ids else int(rank)
 
     def colour(self, packed: int, side: int) -> int:
         """Colour shown on `side` by the packed placement `piece*4 + r`."""

@@ -52,11 +52,10 @@ def instance_stats(inst: Instance) -> dict:
     opposite_grey = ~grey & np.roll(grey, 2, axis=1)
     to_centre = p[border][opposite_grey[border]]
 
-    colour_sets = {
-        "corner": _colours(p[frame]),
-        "border": _colours(border_sides),
-        "border_to_centre": _colours(to_centre),
-        "centre": _colours(p[interior]),
+    colour_sets = {  # as the file names them (the pieces hold ranks)
+        name: [inst.colour_id(c) for c in _colours(values)]
+        for name, values in (("corner", p[frame]), ("border", border_sides),
+                             ("border_to_centre", to_centre), ("centre", p[interior]))
     }
     all_colours = _colours(p)
     groups = similar_groups(p)
@@ -72,7 +71,8 @@ def instance_stats(inst: Instance) -> dict:
     shared = m @ m.T
     links = int((np.triu(shared, k=1) > 0).sum())
     k_c = m.sum(axis=0).astype(np.int64)
-    by_colour = {int(c): int(k * (k - 1) // 2) for c, k in zip(all_colours, k_c, strict=True)}
+    by_colour = {inst.colour_id(c): int(k * (k - 1) // 2)
+                 for c, k in zip(all_colours, k_c, strict=True)}
 
     return {
         "name": inst.name,

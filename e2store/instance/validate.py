@@ -149,11 +149,13 @@ def check_instance(inst: Instance) -> list[Finding]:
     for i in neg:
         add("error", f"piece {i} has a negative colour", int(i))
     kinds = piece_kinds(p)
+    def shown(i: int) -> tuple[int, ...]:  # piece i's colours as its file gave them
+        return tuple(inst.colour_id(int(c)) for c in p[i])
+
     for i in np.flatnonzero(kinds == "opposite"):
-        add("error", f"piece {i} {tuple(int(c) for c in p[i])} has grey on two opposite sides",
-            int(i))
+        add("error", f"piece {i} {shown(i)} has grey on two opposite sides", int(i))
     for i in np.flatnonzero(kinds == "many"):
-        add("error", f"piece {i} {tuple(int(c) for c in p[i])} has "
+        add("error", f"piece {i} {shown(i)} has "
             f"{int((p[i] == GREY).sum())} grey sides", int(i))
     if w >= 2 and h >= 2:
         for kind, want in expected_kinds(w, h).items():
@@ -172,18 +174,19 @@ def check_instance(inst: Instance) -> list[Finding]:
     colours, counts = np.unique(p[p != GREY], return_counts=True)
     for c, k in zip(colours, counts, strict=True):
         if k % 2:
-            add("warning", f"colour {c} appears on {k} sides, an odd number: "
+            add("warning", f"colour {inst.colour_id(c)} appears on {k} sides, an odd number: "
                 "unsolvable (every join uses a colour twice)")
     for c, (cw, acw) in frame_balance(p).items():
         if cw != acw:
-            add("warning", f"frame colour {c} is unbalanced: {cw} sides just clockwise of grey "
+            add("warning", f"frame colour {inst.colour_id(c)} is unbalanced: {cw} sides just "
+                f"clockwise of grey "
                 f"but {acw} just anticlockwise: unsolvable")
 
     for g in similar_groups(p):
         add("info", f"identical pieces (up to rotation): {', '.join(map(str, g))}", g[0])
     for i in self_similar(p):
         turn = "quarter" if (p[i] == np.roll(p[i], 1)).all() else "half"
-        add("info", f"piece {i} {tuple(int(c) for c in p[i])} is identical to itself "
+        add("info", f"piece {i} {shown(i)} is identical to itself "
             f"turned a {turn} turn", i)
     return out
 
