@@ -11,7 +11,11 @@ solutions asserted.  One process, one core for the searches.
 
     python benchmarks/closure_probe.py [--board 7] [--samples 20] [--prefix 5] [--seed 1]
                                        [--store DIR] [--threads 2] [--repeat 3]
-                                       [--build-parts]
+                                       [--build-parts] [--stash 0 64 ...]
+
+`--stash`: time the closure search once per value of the generated kernel's batch of held
+probes (`e2store.solver._unrolled.STASH`; 0 tests each key at once), interleaved with the
+plain search in every round, and print the median and best of each.
 """
 
 from __future__ import annotations
@@ -79,6 +83,8 @@ def main() -> None:
                     help="reuse (or build into) this store's table instead of timing a build")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--stash", type=int, nargs="+", default=None,
+                    help="batch sizes of held probes to compare (0: each key tested at once)")
     ap.add_argument("--build-parts", action="store_true",
                     help="also time the build's kernels: counting and filling on 1 and "
                          "--threads threads")
@@ -105,7 +111,12 @@ def main() -> None:
                                                 replace=False)
     roots = [{(i % b.w, i // b.w): int(v) for i, v in enumerate(pre[j])} for j in pick]
 
-    def run(closure) -> dict:
+    from e2store.solver import _unrolled
+
+    stashes = a.stash or [_unrolled.STASH]
+
+    def run(closure, stash: int = _unrolled.STASH) -> dict:
+        _unrolled.STASH = stash  # read when a kernel is generated (one per value)
         t0 = time.perf_counter()
         nodes = sols = probes = cuts = 0
         for seed in roots:
@@ -116,23 +127,26 @@ def main() -> None:
         return {"seconds": time.perf_counter() - t0, "nodes": nodes, "solutions": sols,
                 "probes": probes, "cuts": cuts}
 
-    for closure in (None, table):  # compile (or load) both kernels before any clock
-        run(closure)
-    best: dict[str, dict] = {}
-    for _ in range(max(1, a.repeat)):
-        for name, closure in (("plain", None), ("closure", table)):
-            r = run(closure)
-            if name not in best or r["seconds"] < best[name]["seconds"]:
-                best[name] = r
-    assert best["plain"]["solutions"] == best["closure"]["solutions"]
-    plain = best["plain"]
-    print(f"{len(roots)} subtrees (prefix {a.prefix}, seed {a.seed}), best of {a.repeat}:")
-    print(f"{'search':<9}{'nodes':>14}{'probes':>13}{'cuts':>13}{'seconds':>9}"
+    cases = [("plain", None, _unrolled.STASH)] + [
+        ("closure" if len(stashes) == 1 else f"stash {v}", table, v) for v in stashes]
+    for _, closure, v in cases:  # compile (or load) every kernel before any clock
+        run(closure, v)
+    runs: dict[str, list[dict]] = {name: [] for name, _, _ in cases}
+    for k in range(max(1, a.repeat)):
+        for name, closure, v in (cases if k % 2 == 0 else cases[::-1]):
+            runs[name].append(run(closure, v))
+    for name in runs:
+        assert runs[name][0]["solutions"] == runs["plain"][0]["solutions"]
+        assert len({(r["nodes"], r["probes"], r["cuts"]) for r in runs[name]}) == 1
+    plain = min(r["seconds"] for r in runs["plain"])
+    print(f"{len(roots)} subtrees (prefix {a.prefix}, seed {a.seed}), {a.repeat} rounds:")
+    print(f"{'search':<10}{'nodes':>14}{'probes':>13}{'cuts':>13}{'best s':>8}{'median':>8}"
           f"{'ns/node':>9}{'vs plain':>9}")
-    for name, r in best.items():
-        print(f"{name:<9}{r['nodes']:>14,}{r['probes']:>13,}{r['cuts']:>13,}"
-              f"{r['seconds']:>9.2f}{r['seconds'] / r['nodes'] * 1e9:>9.2f}"
-              f"{r['seconds'] / plain['seconds']:>9.2f}")
+    for name, rs in runs.items():
+        r, best = rs[0], min(x["seconds"] for x in rs)
+        median = float(np.median([x["seconds"] for x in rs]))
+        print(f"{name:<10}{r['nodes']:>14,}{r['probes']:>13,}{r['cuts']:>13,}{best:>8.2f}"
+              f"{median:>8.2f}{best / r['nodes'] * 1e9:>9.2f}{best / plain:>9.2f}")
     print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB")
 
 
