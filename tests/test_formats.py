@@ -422,3 +422,27 @@ def test_devices_and_oversized_files_are_refused_pipes_read(tmp_path, monkeypatc
     got = read_instance(fifo, format="benchmark")
     writer.join()
     assert got.pieces.tolist() == want.pieces.tolist()
+
+
+def test_jwortmann_missing_line_is_not_read_as_another_board(tmp_path):
+    """A 6x6 file with one interior line missing has the counts of a 7x5 board: refused
+    (colours that cannot pair up), unless the size is given."""
+    from e2store.errors import InstanceFormatError
+    from e2store.instance.generate import generate_instance
+
+    inst = generate_instance(6, 6, 3, 4, seed=2)
+    swne = inst.pieces[:, [3, 0, 1, 2]]  # bottom left top right
+    interior = next(i for i, q in enumerate(inst.pieces)
+                    if (q != 0).all() and len(set(q.tolist())) == 4)
+    full = "\n".join(" ".join(map(str, q)) for q in swne.tolist()) + "\n"
+    short = "\n".join(" ".join(map(str, q)) for i, q in enumerate(swne.tolist())
+                      if i != interior) + "\n"
+    (tmp_path / "full.txt").write_text(full)
+    (tmp_path / "short.txt").write_text(short)
+    got = read_jwortmann(tmp_path / "full.txt")
+    assert (got.width, got.height) == (6, 6)
+    with pytest.raises(InstanceFormatError, match=r"short.txt:35: 35 pieces fit a 7x5 board "
+                       r"by count, but colour \d+ appears an odd number of times"):
+        read_jwortmann(tmp_path / "short.txt")
+    got = read_jwortmann(tmp_path / "short.txt", size=(7, 5))
+    assert (got.width, got.height) == (7, 5)

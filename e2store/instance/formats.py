@@ -160,6 +160,16 @@ def read_jwortmann(
                 "2(W-2)+2(H-2) borders; give the size explicitly",
             )
         w, h = got
+        # a count can fit a board by accident: 6x6 with an interior line missing has the
+        # counts of a 7x5; no piece set whose colours do not pair up is read as a guess
+        colours, times = np.unique(pieces[pieces != GREY], return_counts=True)
+        odd = colours[times % 2 == 1]
+        if odd.size:
+            raise InstanceFormatError(
+                p, rows[-1][0], f"{n} pieces fit a {w}x{h} board by count, but colour "
+                f"{int(odd[0])} appears an odd number of times ({odd.size} colours do), so no "
+                "board can be filled: is a piece line missing or one too many?",
+                "every colour an even number of times; give --size WxH to read it as it is")
     return build_instance(p, "jwortmann", sides, name, (w, h), pieces, lines)
 
 
