@@ -226,3 +226,33 @@ def test_clean_staging_removes_only_abandoned_runs(tmp_path):
         os.close(fd)
     assert store.clean_staging(tmp_path) == 1
     assert not any(staging.iterdir())
+
+
+def test_a_killed_runs_staging_goes_at_once(tmp_path):
+    """A run killed while staging leaves its directory; a run started right after removes it
+    (no grace period: a run's lock is visible only once held)."""
+    import signal
+    import subprocess
+    import sys
+
+    code = ("import sys, time\nfrom pathlib import Path\nfrom e2store.store.write import "
+            "staging_run\nwith staging_run(Path(sys.argv[1])) as d:\n"
+            "    (d / 'part.parquet').write_bytes(b'x')\n    print(d, flush=True)\n"
+            "    time.sleep(60)\n")
+    p = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE,
+                         text=True)
+    staged = Path(p.stdout.readline().strip())
+    assert (staged / "part.parquet").exists()
+    assert store.clean_staging(tmp_path) == 0  # alive: left alone
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    assert store.clean_staging(tmp_path) == 1
+    assert not any((tmp_path / store.STAGING).iterdir())
+    # a lock being made by a run that died before holding it: removed once stale
+    new = tmp_path / store.STAGING / "abc.lock-new"
+    new.touch()
+    assert store.clean_staging(tmp_path) == 0 and new.exists()
+    old = time.time() - 3600
+    os.utime(new, (old, old))
+    store.clean_staging(tmp_path)
+    assert not new.exists()

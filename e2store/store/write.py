@@ -82,42 +82,58 @@ def clean_staging(root: Path) -> int:
     """Remove staging runs left by killed processes (their run lock is free); returns count.
 
     Live runs, in this or other processes, hold their run lock and are left alone, so
-    several `enumerate` processes may write into one store at once.
+    several `enumerate` processes may write into one store at once.  A run's lock appears
+    under its name only once held (`staging_run`), so a free lock means a dead run at once:
+    a rerun right after a kill removes what the killed run staged.
     """
     staging = Path(root) / STAGING
     if not staging.is_dir():
         return 0
     removed = 0
-    young = time.time() - 5.0  # a run being set up may not hold its lock yet
     for lock in staging.glob("*.lock"):
-        if _mtime(lock) > young:
-            continue
         with file_lock(lock, blocking=False) as mine:
             if mine:
                 shutil.rmtree(staging / lock.stem, ignore_errors=True)
                 lock.unlink(missing_ok=True)
                 removed += 1
     for d in staging.iterdir():  # a run dir whose lock is gone was abandoned mid-cleanup
-        if d.is_dir() and _mtime(d) <= young and not (staging / f"{d.name}.lock").exists():
+        if d.is_dir() and not (staging / f"{d.name}.lock").exists():
             shutil.rmtree(d, ignore_errors=True)
             removed += 1
+    stale = time.time() - 60.0  # a lock made but not yet held is seconds old at most
+    for new in staging.glob(f"*{NEW_LOCK}"):
+        if _mtime(new) < stale:
+            with file_lock(new, blocking=False) as mine:
+                if mine:
+                    new.unlink(missing_ok=True)
     return removed
+
+
+NEW_LOCK = ".lock-new"  # a run lock being made, not yet held (not matched by `*.lock`)
 
 
 @contextlib.contextmanager
 def staging_run(root: Path) -> Iterator[Path]:
     """A fresh staging directory under STORE/.staging, held by a run lock (so a concurrent
-    `clean_staging` leaves it alone) and removed afterwards, published or not."""
+    `clean_staging` leaves it alone) and removed afterwards, published or not.  The lock is
+    made and held under a temporary name, then renamed into place: a lock under its real
+    name is always held by a live run or free because its run died."""
     run = uuid.uuid4().hex[:12]
-    staging_root = Path(root) / STAGING / run
-    (Path(root) / STAGING).mkdir(parents=True, exist_ok=True)
-    with file_lock(Path(root) / STAGING / f"{run}.lock"):
+    staging = Path(root) / STAGING
+    staging.mkdir(parents=True, exist_ok=True)
+    lock = staging / f"{run}.lock"
+    fd = os.open(staging / f"{run}{NEW_LOCK}", os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.rename(staging / f"{run}{NEW_LOCK}", lock)
         try:
-            staging_root.mkdir()
-            yield staging_root
+            (staging / run).mkdir()
+            yield staging / run
         finally:
-            shutil.rmtree(staging_root, ignore_errors=True)
-            (Path(root) / STAGING / f"{run}.lock").unlink(missing_ok=True)
+            shutil.rmtree(staging / run, ignore_errors=True)
+            lock.unlink(missing_ok=True)
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 class FileSeq:
