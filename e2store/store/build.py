@@ -141,7 +141,7 @@ def enumerate_zone(root: Path, instance: Instance, zone: Zone, hamming: int, *,
         with store_lock(root):
             for r in {r for r, _ in todo}:
                 publish_partition(dirs[r], finals[r], staging_root / f"old-{r}",
-                         [f for rr, f in todo if rr == r])
+                                  [f for rr, f in todo if rr == r], root)
     return sorted(results, key=lambda p: (p.rotation, FORMS.index(p.form)))
 
 

@@ -261,7 +261,7 @@ def gather_shards(root: Path, instance: Instance, zone: Zone, hamming: int,
                                 shards=shards, placements=placements_hex(seen))
         (stage / meta_name("flat")).write_text(json.dumps(meta, indent=1))
         with store_lock(root):
-            publish_partition(stage, final, staging / "old", ["flat"])
+            publish_partition(stage, final, staging / "old", ["flat"], root)
     shutil.rmtree(dirs[0].parent, ignore_errors=True)
     write_manifest(root)
     return result_of(meta, skipped=False)
@@ -331,7 +331,7 @@ def _stage_partition(root: Path, instance: Instance, zone: Zone, hamming: int, r
                                 placements=placements, **extra)
         (stage / meta_name(form)).write_text(json.dumps(meta, indent=1))
         with store_lock(root):
-            publish_partition(stage, final, staging / "old", [form])
+            publish_partition(stage, final, staging / "old", [form], root)
     write_manifest(root)
     return result_of(meta, skipped=False)
 

@@ -302,23 +302,73 @@ def check_rotations(zone: Zone, rotations: Iterable[int]) -> list[int]:
     return out
 
 
-def publish_partition(staged: Path, final: Path, trash: Path, forms: list[str]) -> None:
+def publish_partition(staged: Path, final: Path, trash: Path, forms: list[str],
+                      root: Path | None = None) -> None:
     """Move a staged partition into place: the whole directory when it is new, else the
-    files of the written forms (data first, completion records last)."""
+    files of the written forms (data first, completion records last).
+
+    Replacing (`--force`) with the store's `root` given, the caller holding the store lock:
+    the manifest stops listing the replaced forms before their files move, and lists the new
+    ones once they are in place, so a process killed at any step leaves a manifest whose
+    every file exists (the partition is then incomplete until a rerun, as if never made)."""
     if not final.exists():
         final.parent.mkdir(parents=True, exist_ok=True)
         os.replace(staged, final)
         return
     trash.mkdir(parents=True, exist_ok=True)
+    listed = root is not None and (Path(root) / MANIFEST).exists()
+    if listed:  # first unlisted, then unrecorded, then replaced
+        _update_manifest(Path(root), final, without=forms)
     for f in forms:  # records of rewritten forms go first, so nothing stale looks complete
         if (final / meta_name(f)).exists():
             os.replace(final / meta_name(f), trash / meta_name(f))
+    for f in forms:
         for old in final.glob(f"{FORM_FILE[f]}-*.parquet"):
             os.replace(old, trash / old.name)
     for data in sorted(staged.glob("*.parquet")):
         os.replace(data, final / data.name)
     for f in forms:
         os.replace(staged / meta_name(f), final / meta_name(f))
+    if listed:
+        _update_manifest(Path(root), final)
+
+
+def _manifest_entry(root: Path, meta_path: Path) -> dict:
+    """A partition record as the manifest lists it: no per-slot bitmaps, its path added."""
+    m = json.loads(meta_path.read_text())
+    m.pop("placements", None)  # per-slot bitmaps stay in the records (query.cardinality)
+    m["path"] = str(meta_path.parent.relative_to(root))
+    return m
+
+
+def _manifest_of(parts: list[dict]) -> dict:
+    """The manifest of these entries: sorted, with the forms present and the checksum."""
+    parts = sorted(parts, key=lambda m: (m["instance"], m["hamming"], m["zone"], m["rotation"],
+                                         FORMS.index(m["form"])))
+    digest = hashlib.sha256()
+    for m in parts:
+        for f in m["files"]:
+            digest.update(f"{m['path']}/{f['file']} {f['sha256']}\n".encode())
+    return {"format_version": FORMAT_VERSION,
+            "forms": [f for f in FORMS if any(m["form"] == f for m in parts)],
+            "checksum": digest.hexdigest(), "partitions": parts}
+
+
+def _update_manifest(root: Path, part: Path, without: Iterable[str] = ()) -> None:
+    """Rewrite the manifest with partition directory `part`'s entries as its records now
+    stand, less the forms `without` (the rest as listed), without reading every other
+    record."""
+    try:
+        listed = json.loads((root / MANIFEST).read_text())["partitions"]
+    except (OSError, ValueError, KeyError, TypeError):
+        _write_manifest(root)  # unreadable: rebuilt from the records
+        listed = json.loads((root / MANIFEST).read_text())["partitions"]
+    rel = str(part.relative_to(root))
+    parts = [m for m in listed if m.get("path") != rel]
+    parts += [m for m in (_manifest_entry(root, meta)
+                          for meta in sorted(part.glob("_partition*.json")))
+              if m["form"] not in set(without)]
+    atomic_write_text(root / MANIFEST, json.dumps(_manifest_of(parts), indent=1) + "\n")
 
 
 def write_manifest(root: Path) -> dict:
@@ -333,21 +383,9 @@ def write_manifest(root: Path) -> dict:
 
 
 def _write_manifest(root: Path) -> dict:
-    parts = []
-    for meta in sorted(root.glob("instance=*/hamming=*/zone=*/rotation=*/_partition*.json")):
-        m = json.loads(meta.read_text())
-        m.pop("placements", None)  # per-slot bitmaps stay in the records (query.cardinality)
-        m["path"] = str(meta.parent.relative_to(root))
-        parts.append(m)
-    parts.sort(key=lambda m: (m["instance"], m["hamming"], m["zone"], m["rotation"],
-                              FORMS.index(m["form"])))
-    digest = hashlib.sha256()
-    for m in parts:
-        for f in m["files"]:
-            digest.update(f"{m['path']}/{f['file']} {f['sha256']}\n".encode())
-    manifest = {"format_version": FORMAT_VERSION,
-                "forms": [f for f in FORMS if any(m["form"] == f for m in parts)],
-                "checksum": digest.hexdigest(), "partitions": parts}
+    manifest = _manifest_of([
+        _manifest_entry(root, meta)
+        for meta in sorted(root.glob("instance=*/hamming=*/zone=*/rotation=*/_partition*.json"))])
     atomic_write_text(root / MANIFEST, json.dumps(manifest, indent=1) + "\n")
     return manifest
 
