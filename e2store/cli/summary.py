@@ -61,25 +61,45 @@ def summary(store: Path, output: tuple[Path, ...], as_json: bool, instances: tup
 @command("verify", examples=[
     "e2store verify --store store/",
     "e2store verify --store store/ --instance demo7.e2s --hamming 2 --json",
+    "e2store verify --store store/ --repair",
 ])
 @store_option
 @json_option("Print the report as JSON on stdout.")
 @_selection_options
+@click.option("--repair", is_flag=True,
+              help="Rewrite what is damaged (re-enumerate its partitions, remove damaged "
+              "closure tables, rewrite the manifest), then verify again.")
 def verify(store: Path, as_json: bool, instances: tuple[str, ...],
-           hammings: tuple[int, ...]) -> None:
+           hammings: tuple[int, ...], repair: bool) -> None:
     """Re-hash every file of a store against its records and manifest.
 
     Checks each Parquet file's size, SHA-256, footer rows and partition metadata, each
     record's rows, the manifest's entries and checksum, and the stored closure tables.
     Exit 0 when everything holds; exit 1 with one line per damaged file (path, expected
-    and found) and the command that rewrites its partition.
+    and found) and the command that rewrites its partition.  With --repair those rewrites
+    are run and the store verified again: exit 0 when it then holds.
     """
     import sys
 
-    from e2store.store.verify import verify_store
+    from e2store.errors import StoreError
+    from e2store.store.verify import repair_store, verify_store
+    from e2store.store.write import write_manifest
 
     ids = [instance_id(v) for v in instances] or None
-    report = verify_store(store, ids, list(hammings) or None)
+    try:
+        report = verify_store(store, ids, list(hammings) or None)
+    except StoreError:
+        if not (repair and store.is_dir() and any(store.glob("instance=*"))):
+            raise
+        write_manifest(store)  # an unreadable manifest: rebuilt from the records
+        click.echo(f"repaired: rewrote {store / 'manifest.json'} from the records", err=True)
+        report = verify_store(store, ids, list(hammings) or None)
+    if repair and not report.ok:
+        for d in report.damaged:
+            click.echo(f"DAMAGED {d.line()}", err=True)
+        for line in repair_store(store, report):
+            click.echo(f"repaired: {line}", err=True)
+        report = verify_store(store, ids, list(hammings) or None)
     if as_json:
         click.echo(json.dumps(report.to_dict()))
     else:

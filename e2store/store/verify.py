@@ -7,7 +7,7 @@ against its record (missing, size, SHA-256), its Parquet footer (row count, the 
 metadata naming its partition), each record's row total, the manifest's entries against
 the records and its checksum, and the stored closure tables against their headers.  A
 damaged file is reported with its path, what was expected and what was found, and the
-command that rewrites its partition.
+command that rewrites its partition; `repair_store` runs those rewrites (`verify --repair`).
 """
 
 from __future__ import annotations
@@ -199,3 +199,37 @@ def verify_store(root: str | Path, instances: Iterable[str] | None = None,
     if instances is None and hammings is None:
         _check_closures(root, report)
     return report
+
+
+def repair_store(root: str | Path, report: VerifyReport, progress=None) -> list[str]:
+    """Rewrite what `report` found damaged in store `root`: every damaged partition's zone
+    re-enumerated in that form (forced, from the store's own copy of the instance: the
+    command `Damage.repair` names), damaged closure tables removed (the next `solve
+    --store` rebuilds them), then the manifest rewritten from the records.  One line per
+    action."""
+    from e2store.instance.formats import read_instance
+    from e2store.store.build import enumerate_store
+    from e2store.store.write import write_manifest
+
+    root = Path(root)
+    done = []
+    todo = sorted({(p["instance"], p["hamming"], p["zone"], p["form"])
+                   for d in report.damaged if (p := d.partition) is not None})
+    for inst_id, hamming, zone, form in todo:
+        path = root / f"instance={inst_id}" / "instance.e2s"
+        inst = read_instance(path, format="e2store")
+        if inst.id != inst_id:
+            raise StoreError(f"{path}: holds instance {inst.id}, the store's records say "
+                             f"{inst_id}; enumerate that instance again into a new store")
+        enumerate_store(root, inst, hamming, [zone], force=True, forms=[form],
+                        progress=progress)
+        done.append(f"rewrote instance={inst_id} hamming={hamming} zone={zone} ({form})")
+    closures = sorted({Path(d.path).with_suffix("") for d in report.damaged
+                       if d.partition is None and Path(d.path).parts[:1] == ("closures",)})
+    for stem in closures:
+        for suffix in (".bloom", ".json"):
+            (root / stem).with_suffix(suffix).unlink(missing_ok=True)
+        done.append(f"removed {stem}.bloom and .json (the next `solve --store` rebuilds it)")
+    write_manifest(root)
+    done.append(f"rewrote {MANIFEST} from the records")
+    return done
