@@ -45,7 +45,11 @@ def read_manifest(root: Path) -> dict:
 
 def check_file_metadata(path: Path, kv: dict[str, str], expected: dict[str, str]) -> None:
     """Refuse a Parquet file written by a newer e2store or for another partition or form."""
-    version = int(kv.get("e2store.format_version", "0") or 0)
+    raw = kv.get("e2store.format_version", "0") or "0"
+    if not (raw.isascii() and raw.isdigit()):  # a damaged footer can say anything
+        raise StoreError(f"{path}: damaged file: its format version reads {raw[:20]!r} (run "
+                         f"`e2store verify --repair` to rewrite what is damaged)")
+    version = int(raw)
     if version > FORMAT_VERSION:
         raise StoreError(f"{path}: format version {version} is newer than this e2store reads "
                          f"({FORMAT_VERSION}); upgrade e2store")
@@ -82,9 +86,12 @@ def damaged(path: Path, root: Path, e: Exception) -> StoreError:
 
 def checked_paths(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
                   form: str) -> Iterator[tuple[Path, pq.ParquetFile]]:
-    """(path, file) of each Parquet file of a complete partition in order, each checked to
-    belong to it; their pages' CRC checksums are verified as they are read (files written
-    before page checksums have none to check)."""
+    """(path, file) of each Parquet file of a complete partition in order, each checked
+    against its record first (SHA-256 of its bytes: Parquet's page CRCs do not cover the
+    page headers nor the footer, and a flipped bit there can decode as other values), then
+    to belong to it; their pages' CRC checksums are verified as they are read too."""
+    from e2store.store.write import sha256_file
+
     d = partition_dir(root, instance_id, hamming, zone, rotation)
     expected = {"form": form, "instance": instance_id, "hamming": str(hamming),
                 "zone": str(zone), "rotation": str(rotation)}
@@ -92,12 +99,20 @@ def checked_paths(root: Path, instance_id: str, hamming: int, zone: int, rotatio
     for f in read_record(root, instance_id, hamming, zone, rotation, form)["files"]:
         path = d / f["file"]
         try:
+            if sha256_file(path) != f.get("sha256"):
+                raise ValueError("its SHA-256 is not the one its record holds")
             pf = pq.ParquetFile(path, page_checksum_verification=True)
             kv = {k.decode(): v.decode() for k, v in (pf.schema_arrow.metadata or {}).items()}
         except (OSError, ValueError, pa.ArrowException) as e:
             raise damaged(path, root, e) from None
         check_file_metadata(path, kv, expected)
-        if not pf.schema_arrow.remove_metadata().equals(schema):  # the footer has no checksum
+        md = pf.metadata  # the footer has no checksum: its counts against the record's
+        groups = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
+        if not md.num_rows == sum(groups) == f.get("rows"):
+            raise damaged(path, root, ValueError(f"its footer counts {md.num_rows} rows "
+                                                 f"({sum(groups)} in its row groups), the "
+                                                 f"record {f.get('rows')}"))
+        if not pf.schema_arrow.remove_metadata().equals(schema):
             raise damaged(path, root, ValueError(f"columns {pf.schema_arrow.names} are not "
                                                  f"those of a {form} file"))
         yield path, pf
@@ -117,6 +132,9 @@ def _read_tables(root: Path, instance_id: str, hamming: int, zone: int, rotation
             t = pf.read()
         except (OSError, ValueError, pa.ArrowException) as e:
             raise damaged(path, root, e) from None
+        if len(t) != pf.metadata.num_rows:  # a column chunk's own count was damaged
+            raise damaged(path, root, ValueError(f"{len(t)} rows read, its footer counts "
+                                                 f"{pf.metadata.num_rows}"))
         yield t
 
 
