@@ -203,3 +203,24 @@ def test_repair_rewrites_exactly_what_is_damaged(store, clean_store):
     want = json.loads((clean_store / "manifest.json").read_text())["checksum"]
     assert json.loads((store / "manifest.json").read_text())["checksum"] == want
     assert all(p.stat().st_mtime_ns == t for p, t in untouched.items())
+
+
+def test_sql_views_check_their_files_first(store):
+    """A query naming the `corolles` (or `stems`) view hashes that view's files once first:
+    a damaged file is an error naming it, not rows decoded from a damaged page header; a
+    query over the small views still runs."""
+    from e2store.query.handle import connect
+
+    victim = next(p for p in data_files(store) if p.name.startswith("part"))
+    raw = bytearray(victim.read_bytes())
+    raw[len(raw) // 2] ^= 0x04
+    victim.write_bytes(bytes(raw))
+    with connect(store) as db:
+        assert db.sql("SELECT count(*) AS n FROM manifest")["n"][0].as_py() > 0
+        assert db.sql("SELECT count(*) AS n FROM stems")["n"][0].as_py() > 0
+        with pytest.raises(StoreError, match=f"{victim.name}: damaged data file.*verify"):
+            db.sql("SELECT count(*) FROM corolles")
+    out = CliRunner().invoke(main, ["sql", "--store", str(store), "SELECT count(*) FROM "
+                                    "corolles"])
+    assert out.exit_code == 2 and "Traceback" not in out.output, out.output
+    assert victim.name in out.stderr and len(out.stderr.strip().splitlines()) == 1
