@@ -363,11 +363,11 @@ def _update_manifest(root: Path, part: Path, without: Iterable[str] = ()) -> Non
     except (OSError, ValueError, KeyError, TypeError):
         _write_manifest(root)  # unreadable: rebuilt from the records
         listed = json.loads((root / MANIFEST).read_text())["partitions"]
-    rel = str(part.relative_to(root))
+    rel, without = str(part.relative_to(root)), set(without)
     parts = [m for m in listed if m.get("path") != rel]
     parts += [m for m in (_manifest_entry(root, meta)
                           for meta in sorted(part.glob("_partition*.json")))
-              if m["form"] not in set(without)]
+              if m["form"] not in without]
     atomic_write_text(root / MANIFEST, json.dumps(_manifest_of(parts), indent=1) + "\n")
 
 
