@@ -5,14 +5,13 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
-from pathlib import Path
 
 import naive
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from helpers import random_instance
+from helpers import random_instance, vouch_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -159,20 +158,6 @@ def test_benchmark_instances_all_forms(tmp_path, shared_instances, name, h):
             assert _rowset(*got) == ref, (p["zone"], p["rotation"], form)
 
 
-def _vouch(path: Path, form: str) -> None:
-    """Make `path`'s partition record hold its current hash and size (a crafted store), so
-    the checks behind the hash check are what refuses it."""
-    from e2store.store.layout import meta_name
-    from e2store.store.write import sha256_file
-
-    rec_path = path.parent / meta_name(form)
-    rec = json.loads(rec_path.read_text())
-    for f in rec["files"]:
-        if f["file"] == path.name:
-            f["sha256"], f["bytes"] = sha256_file(path), path.stat().st_size
-    rec_path.write_text(json.dumps(rec))
-
-
 def test_mismatched_or_newer_files_are_refused(tmp_path):
     inst = _instance(5, 4, 21)
     store.enumerate_store(tmp_path, inst, 1, [0, 1], forms=("flat", "cartesian"))
@@ -181,14 +166,14 @@ def test_mismatched_or_newer_files_are_refused(tmp_path):
     shutil.copy(d1 / "cartesian-00000.parquet", d0 / "cartesian-00000.parquet")
     with pytest.raises(StoreError, match="damaged data file .its SHA-256"):
         store.read_partition(tmp_path, inst.id, 1, 0, 0, "cartesian")
-    _vouch(d0 / "cartesian-00000.parquet", "cartesian")
+    vouch_for(d0 / "cartesian-00000.parquet", "cartesian")
     with pytest.raises(StoreError, match="metadata zone is '1', expected '0'"):
         store.read_partition(tmp_path, inst.id, 1, 0, 0, "cartesian")
     t = pq.read_table(d1 / "part-00000.parquet")
     kv = dict(t.schema.metadata)
     kv[b"e2store.format_version"] = b"99"
     pq.write_table(t.replace_schema_metadata(kv), d1 / "part-00000.parquet")
-    _vouch(d1 / "part-00000.parquet", "flat")
+    vouch_for(d1 / "part-00000.parquet", "flat")
     with pytest.raises(StoreError, match="newer than this e2store reads"):
         store.read_partition(tmp_path, inst.id, 1, 1, 0)
     with pytest.raises(StoreError, match="--form prefix"):

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from helpers import random_instance
+from helpers import random_instance, vouch_for
 
 from e2store.cli import main
 from e2store.errors import StoreError
@@ -124,15 +124,7 @@ def test_crafted_cartesian_counts_are_an_error_not_a_crash(store):
     pq.write_table(t, victim)
     # a crafted store: the record vouches for the crafted file (hash and size), so only
     # the kernel's bound check stands between it and the heap
-    from e2store.store.layout import meta_name
-    from e2store.store.write import sha256_file
-
-    rec_path = victim.parent / meta_name("cartesian")
-    rec = json.loads(rec_path.read_text())
-    for f in rec["files"]:
-        if f["file"] == victim.name:
-            f["sha256"], f["bytes"] = sha256_file(victim), victim.stat().st_size
-    rec_path.write_text(json.dumps(rec))
+    vouch_for(victim, "cartesian")
     parts = victim.parent.relative_to(store).parts
     inst_id, h, zone, rot = (parts[0].split("=")[1], int(parts[1].split("=")[1]),
                              int(parts[2].split("=")[1]), int(parts[3].split("=")[1]))

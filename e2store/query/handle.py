@@ -91,8 +91,7 @@ class CorolleStore:
         """Hash the files of each data view `query` names, once per handle, against the
         manifest (StoreError naming a damaged file and `e2store verify`): the views' scans
         check page CRCs, which cover neither page headers nor footers."""
-        from e2store.store.read import damaged
-        from e2store.store.write import sha256_file
+        from e2store.store.read import check_file_hash
 
         text = query.lower()
         for view, form in (("corolles", "flat"), ("stems", "cartesian")):
@@ -102,14 +101,8 @@ class CorolleStore:
                 if p["form"] != form:
                     continue
                 for f in p["files"]:
-                    path = self.root / p["path"] / f["file"]
-                    try:
-                        ok = sha256_file(path) == f["sha256"]
-                    except OSError as e:
-                        raise damaged(path, self.root, e) from None
-                    if not ok:
-                        raise damaged(path, self.root, ValueError(
-                            "its SHA-256 is not the one the manifest holds"))
+                    check_file_hash(self.root / p["path"] / f["file"], self.root,
+                                    f["sha256"])
             self._hashed.add(form)
 
     # views --------------------------------------------------------------------------

@@ -84,23 +84,33 @@ def damaged(path: Path, root: Path, e: Exception) -> StoreError:
     return StoreError(f"{path}: {what}; run `e2store verify --store {root}`")
 
 
+def check_file_hash(path: Path, root: Path, sha256: str | None) -> None:
+    """The `damaged` error unless the bytes of `path` hash to `sha256` (its record's):
+    Parquet's page CRCs cover neither the page headers nor the footer, and a flipped bit
+    there can decode as other values."""
+    from e2store.store.write import sha256_file
+
+    try:
+        ok = sha256_file(path) == sha256
+    except OSError as e:
+        raise damaged(path, root, e) from None
+    if not ok:
+        raise damaged(path, root, ValueError("its SHA-256 is not the one its record holds"))
+
+
 def checked_paths(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
                   form: str) -> Iterator[tuple[Path, pq.ParquetFile]]:
     """(path, file) of each Parquet file of a complete partition in order, each checked
-    against its record first (SHA-256 of its bytes: Parquet's page CRCs do not cover the
-    page headers nor the footer, and a flipped bit there can decode as other values), then
-    to belong to it; their pages' CRC checksums are verified as they are read too."""
-    from e2store.store.write import sha256_file
-
+    against its record first (`check_file_hash`), then to belong to it; their pages' CRC
+    checksums are verified as they are read too."""
     d = partition_dir(root, instance_id, hamming, zone, rotation)
     expected = {"form": form, "instance": instance_id, "hamming": str(hamming),
                 "zone": str(zone), "rotation": str(rotation)}
     schema = FORM_SCHEMA[form](hamming).remove_metadata()
     for f in read_record(root, instance_id, hamming, zone, rotation, form)["files"]:
         path = d / f["file"]
+        check_file_hash(path, root, f.get("sha256"))
         try:
-            if sha256_file(path) != f.get("sha256"):
-                raise ValueError("its SHA-256 is not the one its record holds")
             pf = pq.ParquetFile(path, page_checksum_verification=True)
             kv = {k.decode(): v.decode() for k, v in (pf.schema_arrow.metadata or {}).items()}
         except (OSError, ValueError, pa.ArrowException) as e:
