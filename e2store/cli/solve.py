@@ -37,6 +37,7 @@ from e2store.cli.options import (
              "e2store solve demo7.e2s --openings openings.parquet --shard 0/4 --workers 2 "
              "--json",
              "e2store solve pieces_8x8.txt --estimate 1000",
+             "e2store solve clue1_jwortmann.txt --all --distinct --workers 2 --json",
          ])
 @instance_argument
 @instance_options
@@ -48,6 +49,10 @@ from e2store.cli.options import (
 @click.option("--no-symmetry-break", "no_break", is_flag=True,
               help="Count every solution instead of fixing the lowest corner piece on (0,0) "
               "(one solution per board rotation class).")
+@click.option("--distinct", is_flag=True,
+              help="Search each distinct layout once: identical pieces (alike up to rotation) "
+              "tried once per cell and the rotations of a symmetric piece that look alike "
+              "once; reports the distinct solutions and the raw count they stand for.")
 @click.option("--fixed", "seed_file", default=None, metavar="FILE",
               type=click.Path(dir_okay=False, path_type=Path),
               help="Fixed cells, one `x y piece r` per line; implies --no-symmetry-break.")
@@ -107,7 +112,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
               estimate_samples: int | None = None,
               estimate_seed: int = 0, estimate_depth: int | None = None,
               kernel: str = "auto", method: str = "auto", budget: int = 2 << 30,
-              **finals) -> None:
+              distinct: bool = False, **finals) -> None:
     """Solve a puzzle by backtracking and report nodes, solutions and times.
 
     A node is one piece placed.  Progress goes to stderr on long runs; Ctrl-C stops the
@@ -122,6 +127,14 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
 
     save = output
     ctx = click.get_current_context()
+    if distinct:
+        flags = {"estimate_samples": "--estimate", "store": "--store",
+                 "openings_file": "--openings"}
+        given = [flag for k, flag in flags.items()
+                 if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT]
+        if given:
+            raise click.UsageError(f"--distinct takes no {', '.join(given)} (their tables "
+                                   f"and openings are of pieces, not of classes)")
     if estimate_samples is not None:
         flags = {"first": "--first", "output": "--output", "max_nodes": "--max-nodes",
                  "openings_file": "--openings", "store": "--store"}
@@ -182,11 +195,12 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
                               f"{', '.join(refused)} (use one process, or --openings FILE)")
         result = solve_workers(inst, scan, workers=workers, symmetry_break=symmetry_break,
                                seed=seed, max_stored=keep, progress=True, kernel=kernel,
-                               closure=clo)
+                               closure=clo, distinct=distinct)
     else:
         result = solve(inst, scan, first=first, symmetry_break=symmetry_break, seed=seed,
                        max_stored=keep, node_limit=max_nodes, progress=True,
-                       stop_on_interrupt=True, finals=fin, kernel=kernel, closure=clo)
+                       stop_on_interrupt=True, finals=fin, kernel=kernel, closure=clo,
+                       distinct=distinct)
     if save is not None:
         write_solutions(save, result.boards, inst, result.scan)
     if as_json:
@@ -197,7 +211,8 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     else:
         click.echo(format_report(result, inst_name=inst.name, corner=_corner(inst, result),
                                  save=save))
-    if result.solutions > result.stored and save is not None:
+    if (result.distinct_solutions if distinct else result.solutions) > result.stored and (
+            save is not None):
         click.echo(f"e2store: warning: {result.solutions} solutions found, {result.stored} "
                    f"saved (raise --keep to save more)", err=True)
     if result.interrupted:
@@ -253,6 +268,14 @@ def format_report(r, inst_name: str, corner: str | None = None,
         + (f", {r.seeded_cells} seeded cells" if r.seeded_cells else ""),
         f"solutions  {r.solutions:,} ({state})",
     ]
+    if r.distinct is not None:
+        d = r.distinct
+        lines[-1] = (f"solutions  {r.distinct_solutions:,} distinct ({state}), standing for "
+                     f"{r.solutions:,} with every piece and rotation told apart")
+        lines.append(f"distinct   {d['classes']} classes of pieces ({d['duplicates']} "
+                     f"duplicates, {d['half_turn_pieces'] + d['quarter_turn_pieces']} "
+                     f"symmetric); {d['layouts_found']:,} layouts found"
+                     + (f"; kernel: {d['kernel']}" if d.get("kernel") else ""))
     if r.first_nodes is not None:
         lines.append(f"first      after {r.first_nodes:,} nodes, {r.first_seconds:.3f} s")
     elif r.first_seconds is not None:

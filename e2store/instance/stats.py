@@ -9,7 +9,10 @@ Definitions (colour 0, grey, is never counted as a colour):
   pieces that are adjacent (a quarter turn away) to a grey side.
 * border-to-centre colours: colours on the side of border pieces opposite their grey side.
 * centre colours: colours on interior pieces.
-* self-similar pieces: equal to themselves turned by a non-trivial rotation.
+* self-similar pieces: equal to themselves turned by a non-trivial rotation; of them the
+  quarter-turn ones (all four sides alike) and the half-turn ones (only a half turn).
+* classes: sets of pieces identical up to rotation (singletons included), counted per
+  multiplicity (`e2store.instance.classes`: what `solve --distinct` merges).
 * similar groups: groups (size >= 2) of pieces identical up to rotation; `duplicates` is
   the number of pieces beyond the first of each group (sum of size - 1).
 * inner_edges: joins between two board cells, (W-1)*H + W*(H-1); `frame_joins` are the
@@ -27,6 +30,7 @@ import json
 
 import numpy as np
 
+from e2store.instance.classes import class_summary
 from e2store.instance.model import GREY, Instance
 from e2store.instance.validate import piece_kinds, self_similar, similar_groups
 
@@ -60,6 +64,7 @@ def instance_stats(inst: Instance) -> dict:
     all_colours = _colours(p)
     groups = similar_groups(p)
     sym = self_similar(p)
+    classes = class_summary(p)
 
     # links: piece x colour incidence, then co-occurrence counts between pieces
     index = {c: i for i, c in enumerate(all_colours)}
@@ -91,6 +96,11 @@ def instance_stats(inst: Instance) -> dict:
         "colour_sets": colour_sets,
         "self_similar": len(sym),
         "self_similar_pieces": sym,
+        "half_turn_pieces": classes["half_turn_pieces"],
+        "quarter_turn_pieces": classes["quarter_turn_pieces"],
+        "classes": classes["classes"],
+        "classes_by_multiplicity": {str(m): k for m, k in
+                                    classes["classes_by_multiplicity"].items()},
         "similar_groups": len(groups),
         "similar_group_sizes": [len(g) for g in groups],
         "duplicates": sum(len(g) - 1 for g in groups),
@@ -119,7 +129,12 @@ def format_stats(stats: dict) -> str:
         f"  border            {s['border_colours']:4d}: {lst(cs['border'])}",
         f"  border-to-centre  {s['border_to_centre_colours']:4d}: {lst(cs['border_to_centre'])}",
         f"  centre            {s['centre_colours']:4d}: {lst(cs['centre'])}",
-        f"self-similar  {s['self_similar']} pieces: {lst(s['self_similar_pieces'])}",
+        f"self-similar  {s['self_similar']} pieces: {lst(s['self_similar_pieces'])}"
+        f" (half turn: {lst(s['half_turn_pieces'])}; quarter turn: "
+        f"{lst(s['quarter_turn_pieces'])})",
+        f"classes       {s['classes']} (pieces alike up to rotation): "
+        + ", ".join(f"{k} of {m} piece{'s' if m != '1' else ''}"
+                    for m, k in s["classes_by_multiplicity"].items()),
         f"similar       {s['similar_groups']} groups, {s['duplicates']} duplicates"
         + (": " + "; ".join(",".join(map(str, g)) for g in s["similar_group_list"])
            if s["similar_group_list"] else ""),

@@ -82,13 +82,17 @@ LIST, BITS = 0, 1
 SKIP_MASK, KILL_MASK = -1, -2  # finals mask ids (e2store.query.finals.SKIP, KILL)
 
 
-def _make_kernels(n_words: int, finals: bool = False):
+def _make_kernels(n_words: int, finals: bool = False, distinct: bool = False):
     """Compile `search` for boards of up to 64 * n_words pieces.  `n_words` is a constant of
     the closure, so numba unrolls the loops over words (numba caches one kernel per value).
     `finals` (also a constant: without it the hook is pruned before typing) adds the
-    finals hook and its six arrays as trailing arguments (see FINALS below)."""
+    finals hook and its six arrays as trailing arguments (see FINALS below).  `distinct`
+    (a constant too, never with `finals`) takes two trailing arrays instead, the word and
+    bit of each piece's next copy (`Plan.distinct_args`), toggled in `used` when the piece
+    is placed and when it is taken back (DISTINCT below)."""
     W = n_words
     FIN = finals
+    DIST = distinct
 
     @njit(cache=True, nogil=True)
     def _open(d, dep, bstart, cand, k_col, bmask, simple, shown, used, mode, keys, avail, pos,
@@ -184,6 +188,12 @@ def _make_kernels(n_words: int, finals: bool = False):
                     u0 &= ~(one << uint64(p))
                 else:
                     used[uint64(p >> 6)] &= ~(one << uint64(p & 63))
+                if DIST:  # the next copy is not free any more
+                    nxt_w, nxt_m = fin
+                    if W == 1:
+                        u0 ^= nxt_m[uint64(p)]
+                    else:
+                        used[uint64(nxt_w[uint64(p)])] ^= nxt_m[uint64(p)]
                 continue
             # PLACE v on the cell of depth d
             cell = dep[uint64(d * DEP + D_CELL)]
@@ -251,6 +261,14 @@ def _make_kernels(n_words: int, finals: bool = False):
                 u0 |= one << uint64(p)
             else:
                 used[uint64(p >> 6)] |= one << uint64(p & 63)
+            if DIST:
+                # DISTINCT: the copies of a class are placed lowest first, so placing one
+                # frees the next (its bit was set in `used`: toggling clears it)
+                nxt_w, nxt_m = fin
+                if W == 1:
+                    u0 ^= nxt_m[uint64(p)]
+                else:
+                    used[uint64(nxt_w[uint64(p)])] ^= nxt_m[uint64(p)]
             q = uint64(cell * 4)
             c = uint64(v * 4)
             shown[q] = col[c]
@@ -308,13 +326,13 @@ def _make_kernels(n_words: int, finals: bool = False):
     return search
 
 
-_KERNELS: dict[tuple[int, bool], object] = {}
+_KERNELS: dict[tuple[int, bool, bool], object] = {}
 
 
-def search_kernel(n_words: int, finals: bool = False):
+def search_kernel(n_words: int, finals: bool = False, distinct: bool = False):
     """The `search` kernel for boards of up to 64 * n_words pieces, with the finals hook or
-    without (built once per pair)."""
-    key = (n_words, bool(finals))
+    the distinct-copies toggle or neither (built once per combination)."""
+    key = (n_words, bool(finals), bool(distinct))
     if key not in _KERNELS:
-        _KERNELS[key] = _make_kernels(n_words, bool(finals))
+        _KERNELS[key] = _make_kernels(n_words, bool(finals), bool(distinct))
     return _KERNELS[key]

@@ -42,7 +42,9 @@ rfirst, rcount, reck, shown, placed, sols, n_out, bloom, ccount, memo, stash, us
 `used` the fixed pieces' bit word; returns `(nodes, solutions)`, writes the first
 `sols.shape[0]` solutions (packed cells, all of `placed`) into `sols` and their number
 into `n_out[0]`.  Only boards of up to 64 pieces (one bit word) are generated; `supported`
-says whether a plan can be.
+says whether a plan can be.  The kernel of a distinct plan (`Plan.distinct`) places a piece
+by toggling its bit and its next copy's (`TOG`, a constant of the module), so the copies of
+a class are placed lowest first.
 
 CLOSURE (only in a kernel generated with a `ClosureSpec`): after each placement on the
 probe depth, the free interior pieces (`~u & mask`) and the row's south colours (a
@@ -228,6 +230,9 @@ def source(plan, closure=None) -> str:
            f'{_KERNELS_HASH}); do not edit."""',
            "from numba import njit, uint64",
            "from e2store.bits import cttz"]
+    if plan.distinct:  # DISTINCT: placing a piece sets its bit and frees its next copy
+        out += ["import numpy as np",
+                f"TOG = np.array({[int(t) for t in plan.toggles()]}, dtype=np.uint64)"]
     if closure is not None:
         out.append(f"from e2store.query._closure_kernels import bloom_has, closure_key, "
                    f"word_of  # {_CLOSURE_HASH}")
@@ -325,7 +330,8 @@ def source(plan, closure=None) -> str:
                         f"{ind}        sols[r, j] = placed[j]",
                         f"{ind}    n_out[0] = r + 1"]
                 break
-            out.append(f"{ind}u{d} = {u} | (one << uint64(p{d}))")
+            out.append(f"{ind}u{d} = {u} ^ TOG[p{d}]" if plan.distinct
+                       else f"{ind}u{d} = {u} | (one << uint64(p{d}))")
             for side in needed.get(cell, ()):
                 out.append(f"{ind}c{cell}_{side} = {colour_of(side)}")
             u = f"u{d}"

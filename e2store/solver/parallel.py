@@ -159,13 +159,13 @@ class Subtrees:
     """
 
     def __init__(self, instance: Instance, scan: str | Path | np.ndarray, covered: list[int],
-                 finals=None, kernel: str = "auto", closure=None):
+                 finals=None, kernel: str = "auto", closure=None, distinct: bool = False):
         self.instance = instance
         w, h = instance.width, instance.height
         order = (np.asarray(scan, dtype=np.int64).reshape(-1, 2)
                  if isinstance(scan, np.ndarray) else scan_order(scan, w, h))
         self.covered = list(covered)
-        self.plan = build_plan(instance, order, {c: 0 for c in self.covered})
+        self.plan = build_plan(instance, order, {c: 0 for c in self.covered}, distinct)
         self.extra = () if finals is None else (finals,)
         self._cells = np.array(self.covered, dtype=np.int64)
         self._spare: Search | None = None  # reused between openings (not with finals)
@@ -218,14 +218,11 @@ class Subtrees:
         s.state[:] = (0, K.FRESH, 0, 0, -1)
         s.placed.fill(-1)
         s.shown.fill(0)
-        s.used.fill(0)
         cells = self._cells
         vals = board[cells].astype(np.int64)
         s.placed[cells] = vals
         s.shown.reshape(-1, 4)[cells] = self.plan.col[vals]
-        pieces = vals >> 2
-        np.bitwise_or.at(s.used, pieces >> 6, np.left_shift(np.uint64(1),
-                                                            (pieces & 63).astype(np.uint64)))
+        s.used[:] = self.plan.used_words((vals >> 2).tolist())
         return s
 
     def solve(self, board: np.ndarray, first: bool = False, max_stored: int = 0,
@@ -258,11 +255,12 @@ _WORKER: dict = {}
 
 
 def _init_worker(instance: Instance, scan, covered: list[int], finals,
-                 warm: np.ndarray | None, kernel: str = "auto", closure=None) -> None:
+                 warm: np.ndarray | None, kernel: str = "auto", closure=None,
+                 distinct: bool = False) -> None:
     """Pool initializer: build the plan once, load the closure table (each process its
     own copy); compile or load the kernel before any work."""
     sub = Subtrees(instance, scan, covered, finals, kernel,
-                   None if closure is None else closure.loaded())
+                   None if closure is None else closure.loaded(), distinct)
     _WORKER["subtrees"] = sub
     if warm is not None:
         sub.warm_up(warm)
@@ -298,14 +296,15 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
                    scan: str | Path | np.ndarray = "rowscan", first: bool = False,
                    shard: tuple[int, int] | None = None, max_stored: int = DEFAULT_MAX_STORED,
                    progress: bool = False, finals=None, kernel: str = "auto",
-                   closure=None) -> OpeningsResult:
+                   closure=None, distinct: bool = False) -> OpeningsResult:
     """Solve every opening's subtree (seed = its cells, no further symmetry break) over
     `workers` processes and merge: totals, counts per opening, per-worker stats, and up to
     `max_stored` solutions.  `shard=(k, s)` solves only openings i with i % s == k.
     The counts equal those of `solve(instance, scan, seed=opening, symmetry_break=False)`
     summed over the openings; `finals` is passed to the search as `solve` does; `kernel`
     and `closure` (a block closure table, `e2store.query.closures`; complete searches
-    only) to `Subtrees`."""
+    only) to `Subtrees`; `distinct`: the subtrees of a distinct search (the openings hold
+    the lowest copies of their classes, `e2store.solver.distinct`), their layouts counted."""
     if closure is not None and first:
         raise SolverError("a closure table is probed by the generated kernel of a complete "
                           "search; it cannot be used with a first-solution search")
@@ -373,7 +372,7 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
     try:
         if workers == 1 or len(chunks) <= 1:
             _init_worker(instance, scan, ops.covered, finals,
-                         boards[0] if len(boards) else None, kernel, closure)
+                         boards[0] if len(boards) else None, kernel, closure, distinct)
             for c in chunks:
                 take(_solve_chunk(c, boards[c], first, max_stored))
                 if first and res.opening_solutions.sum():
@@ -383,7 +382,7 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
             ctx = mp.get_context("spawn")
             with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
                                      initargs=(instance, scan, ops.covered, finals, boards[0],
-                                               kernel, closure),
+                                               kernel, closure, distinct),
                                      ) as pool:
                 pending = {pool.submit(_solve_chunk, c, boards[c], first, max_stored)
                            for c in chunks}

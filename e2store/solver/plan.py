@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from e2store.errors import SolverError
+from e2store.instance.classes import next_copy, piece_classes, rotation_period
 from e2store.instance.model import GREY, Instance
 from e2store.solver import _kernels as K
 from e2store.solver.scan import scan_name_of, scan_order
@@ -82,10 +83,18 @@ def fixed_problem(inst: Instance, fixed: dict[int, int]) -> str | None:
     return None
 
 
-def lowest_corner(inst: Instance) -> tuple[int, int]:
-    """(piece, r): the lowest-numbered corner piece and its rotation on the NW corner."""
+def lowest_corner(inst: Instance, distinct: bool = False) -> tuple[int, int]:
+    """(piece, r): the lowest-numbered corner piece and its rotation on the NW corner.
+    With `distinct`, the lowest corner piece that has no identical copy, if there is one:
+    then every class of board rotations of a distinct layout has exactly one member with
+    that piece on the corner, so no two layouts found are rotations of each other."""
     rot = inst.rotated_table()
-    for piece in range(inst.n_pieces):
+    pieces = list(range(inst.n_pieces))
+    if distinct:
+        cls = piece_classes(inst.pieces)
+        alone = np.bincount(cls, minlength=inst.n_pieces)[cls] == 1
+        pieces.sort(key=lambda p: (not alone[p], p))
+    for piece in pieces:
         for r in range(4):
             shown = rot[piece * 4 + r]
             if shown[0] == GREY and shown[1] == GREY and shown[2] != GREY and shown[3] != GREY:
@@ -93,9 +102,9 @@ def lowest_corner(inst: Instance) -> tuple[int, int]:
     raise SolverError(f"instance {inst.name!r} has no corner piece: no symmetry break possible")
 
 
-def symmetry_roots(inst: Instance) -> list[dict[int, int]]:
+def symmetry_roots(inst: Instance, distinct: bool = False) -> list[dict[int, int]]:
     """The fixed cells of each subtree of the symmetry break (see the module docstring)."""
-    piece, r = lowest_corner(inst)
+    piece, r = lowest_corner(inst, distinct)
     roots = [{0: piece * 4 + r}]
     if inst.width != inst.height:
         roots.append({inst.width - 1: piece * 4 + (r + 1) % 4})  # NE corner: a quarter turn
@@ -103,11 +112,12 @@ def symmetry_roots(inst: Instance) -> list[dict[int, int]]:
 
 
 def search_setup(instance: Instance, scan: str | Path | np.ndarray, seed: Seed | None,
-                 symmetry_break: bool | None,
+                 symmetry_break: bool | None, distinct: bool = False,
                  ) -> tuple[np.ndarray, str, dict[int, int], bool, list[dict[int, int]]]:
     """Check a search's arguments and resolve them (shared by `solve` and
     `e2store.solver.estimate`): (scan order, scan name, seeded cells, symmetry break, roots).
-    `symmetry_break` None means yes without a seed, no with one."""
+    `symmetry_break` None means yes without a seed, no with one.  With `distinct` the
+    seeded pieces are replaced by the lowest copies of their classes (`lowest_copies`)."""
     w, h = instance.width, instance.height
     if instance.n_pieces != w * h:
         raise SolverError(f"instance {instance.name!r} has {instance.n_pieces} pieces for a "
@@ -127,18 +137,44 @@ def search_setup(instance: Instance, scan: str | Path | np.ndarray, seed: Seed |
         raise SolverError(f"seed: {problem}")
     if symmetry_break is None:
         symmetry_break = not fixed
+    if distinct:
+        if fixed and symmetry_break:
+            raise SolverError("a distinct search breaks the board's symmetry only without a "
+                              "seed (give --no-symmetry-break with --fixed)")
+        fixed = lowest_copies(instance, fixed)
     return order, scan_name, fixed, bool(symmetry_break), search_roots(
-        instance, fixed, bool(symmetry_break))
+        instance, fixed, bool(symmetry_break), distinct)
+
+
+def lowest_copies(inst: Instance, fixed: dict[int, int]) -> dict[int, int]:
+    """`fixed` with each class's placed pieces replaced by its lowest copies (in cell order),
+    turned to show the same colours: the same distinct layout, in the form a distinct search
+    needs (the copies of a class placed lowest first)."""
+    rot = inst.rotated_table()
+    cls = piece_classes(inst.pieces)
+    members: dict[int, list[int]] = {}
+    for p, c in enumerate(cls.tolist()):
+        members.setdefault(c, []).append(p)
+    taken: dict[int, int] = {}
+    out = {}
+    for cell in sorted(fixed):
+        v = fixed[cell]
+        c = int(cls[v >> 2])
+        q = members[c][taken.get(c, 0)]
+        taken[c] = taken.get(c, 0) + 1
+        r = next(r for r in range(4) if (rot[q * 4 + r] == rot[v]).all())
+        out[cell] = q * 4 + r
+    return out
 
 
 def search_roots(inst: Instance, fixed: dict[int, int], symmetry_break: bool,
-                 ) -> list[dict[int, int]]:
+                 distinct: bool = False) -> list[dict[int, int]]:
     """The fixed cells of every subtree a search walks: the seed alone, or with the
     symmetry break the seed merged with each of `symmetry_roots` it agrees with."""
     if not symmetry_break:
         return [fixed]
     roots = []
-    for root in symmetry_roots(inst):
+    for root in symmetry_roots(inst, distinct):
         merged = {**fixed, **root}
         conflict = any(fixed.get(c, v) != v for c, v in root.items())
         if not conflict and fixed_problem(inst, merged) is None:
@@ -167,6 +203,54 @@ class Plan:
     k_col: int
     col: np.ndarray
     stack_size: int
+    distinct: bool = False
+    nxt: np.ndarray | None = None
+
+    def distinct_args(self) -> tuple[np.ndarray, ...]:
+        """The generic kernel's trailing arrays of a distinct search: per piece, the word
+        and the bit of its class's next copy (word 0, no bit for the last); empty otherwise."""
+        if not self.distinct:
+            return ()
+        assert self.nxt is not None
+        has = self.nxt >= 0
+        nxt = np.where(has, self.nxt, 0)
+        bits = np.left_shift(np.uint64(1), (nxt & 63).astype(np.uint64))
+        return (nxt >> 6).astype(np.int64), np.where(has, bits, np.uint64(0)).astype(np.uint64)
+
+    def toggles(self) -> np.ndarray:
+        """Per piece, for the generated kernel of a distinct search (one word): its own bit
+        and its next copy's, the bits that change when it is placed."""
+        assert self.nxt is not None and self.n_words == 1
+        one = np.uint64(1)
+        own = np.left_shift(one, np.arange(self.n_pieces, dtype=np.uint64))
+        nxt = np.left_shift(one, np.maximum(self.nxt, 0).astype(np.uint64))
+        return (own | np.where(self.nxt >= 0, nxt, np.uint64(0))).astype(np.uint64)
+
+    def used_words(self, pieces) -> np.ndarray:
+        """The kernel's `used` words when `pieces` are placed: their bits, and in a distinct
+        search also every copy after the first free one of each class (a copy becomes free
+        when the one before it is placed).  SolverError when a class's placed copies are not
+        its lowest ones (`lowest_copies`)."""
+        used = np.zeros(self.n_words, dtype=np.uint64)
+        placed = {int(p) for p in pieces}
+        for p in placed:
+            used[p >> 6] |= np.uint64(1) << np.uint64(p & 63)
+        if not self.distinct:
+            return used
+        assert self.nxt is not None
+        heads = np.setdiff1d(np.arange(self.n_pieces), self.nxt[self.nxt >= 0])
+        for p in heads.tolist():
+            free = False
+            while p >= 0:
+                if p in placed and free:
+                    raise SolverError(f"piece {p} is placed but a lower copy of its class "
+                                      f"is free (a distinct search places the lowest first)")
+                if p not in placed:
+                    if free:
+                        used[p >> 6] |= np.uint64(1) << np.uint64(p & 63)
+                    free = True
+                p = int(self.nxt[p])
+        return used
 
     @property
     def n_depth(self) -> int:
@@ -185,8 +269,13 @@ def dense_colours(inst: Instance) -> tuple[np.ndarray, int]:
     return np.searchsorted(values, rot).astype(np.int64), len(values)
 
 
-def build_plan(inst: Instance, order: np.ndarray, fixed: dict[int, int]) -> Plan:
+def build_plan(inst: Instance, order: np.ndarray, fixed: dict[int, int],
+               distinct: bool = False) -> Plan:
     """Static search structure for `order` (cells (x, y)) with the `fixed` cells pre-placed.
+
+    With `distinct`, a search over distinct layouts (`e2store.instance.classes`): the
+    buckets keep one rotation of each look of a symmetric piece (r below its period), and
+    the plan carries each piece's next copy, which the kernels free when it is placed.
 
     Each free cell is keyed on its first two neighbours (in side order W, N, E, S) that are
     placed before it, fixed cells included, and checks any others explicitly.  Its class is
@@ -201,6 +290,9 @@ def build_plan(inst: Instance, order: np.ndarray, fixed: dict[int, int]) -> Plan
     nd = len(cells)
     dep = np.zeros((nd, K.DEP), dtype=np.int64)
     grey_mask = ((col == 0) * (1 << np.arange(4))).sum(axis=1)
+    looks = np.ones(len(col), dtype=bool)
+    if distinct:  # placement p*4+r: r below the piece's period
+        looks = np.arange(len(col)) % 4 < np.repeat(rotation_period(inst.pieces), 4)
     classes: dict[tuple[int, int, int], int] = {}
     class_max: dict[tuple[int, int, int], int] = {}
     counts: list[np.ndarray] = []
@@ -221,7 +313,7 @@ def build_plan(inst: Instance, order: np.ndarray, fixed: dict[int, int]) -> Plan
         frame = frame_mask(w, h, cell)
         key = (frame, k1, k2)
         if key not in classes:
-            sel = np.flatnonzero(grey_mask == frame)  # ascending packed placements
+            sel = np.flatnonzero((grey_mask == frame) & looks)  # ascending placements
             bucket = np.zeros(len(sel), dtype=np.int64)
             if k1 >= 0:
                 bucket += col[sel, k1] * k_col
@@ -258,7 +350,8 @@ def build_plan(inst: Instance, order: np.ndarray, fixed: dict[int, int]) -> Plan
     crec = np.full(n_b * inst.n_pieces, -1, dtype=np.int32)
     crec[bucket_of * inst.n_pieces + piece] = packed  # simple buckets: one per piece
     return Plan(w, h, inst.n_pieces, dict(fixed), cells, dep.ravel(), bstart, cand.ravel(),
-                words.ravel(), simple, crec, k_col, col, seg + 1)
+                words.ravel(), simple, crec, k_col, col, seg + 1, bool(distinct),
+                next_copy(inst.pieces) if distinct else None)
 
 
 def board_dtype(n_pieces: int) -> type:

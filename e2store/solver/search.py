@@ -4,11 +4,11 @@
 kernel of `e2store.solver._kernels` (iterative, O(1) undo, pre-rotated candidate buckets
 per cell class keyed by the colours placed neighbours impose, kept as piece bitsets and
 intersected with the used-piece bitset) and reports nodes (one node = one piece placed),
-solutions and times.  The kernel runs in slices
-of nodes and returns to Python between slices, for progress, Ctrl-C and solution buffers.
-A complete search of a board of up to 64 pieces may instead run, below its first few
-cells, a kernel generated for its plan (`e2store.solver._unrolled`, `solve_split`): about twice
-the nodes per second, the same counts and solutions.
+solutions and times.  The kernel runs in slices of nodes and returns to Python between
+slices, for progress, Ctrl-C and solution buffers.  A complete search of a board of up to
+64 pieces may instead run, below its first few cells, a kernel generated for its plan
+(`e2store.solver._unrolled`, `solve_split`): about twice the nodes per second, the same
+counts and solutions.  With `distinct`, each distinct layout once (`solver.distinct`).
 
 By default the board's rotational symmetry is broken by fixing the lowest-numbered corner
 piece on the north-west corner (0, 0) in its one legal rotation, so a square board's
@@ -37,6 +37,7 @@ from e2store.query.finals import FinalsIndex
 from e2store.solver import _kernels as K
 from e2store.solver import _unrolled
 from e2store.solver.closure import ClosureSpec, closure_report, closure_spec
+from e2store.solver.distinct import finish, first_of_orbit, needs_orbit_check
 from e2store.solver.plan import Plan, Seed, board_dtype, build_plan, search_setup
 from e2store.solver.solutions import check_solutions
 
@@ -45,14 +46,6 @@ DEFAULT_MAX_STORED = 100_000
 NO_LIMIT = int(np.iinfo(np.int64).max)  # a node limit that never stops a search
 KERNELS = _unrolled.KERNELS  # the kernel choices of `solve(kernel=...)`
 AUTO_MIN_DEPTHS = _unrolled.AUTO_MIN_DEPTHS  # "auto": generated for this many free cells
-
-
-
-
-
-
-
-
 
 
 # --------------------------------------------------------------------------- solve
@@ -82,6 +75,8 @@ class SolveResult:
     finals_regions: list[tuple[int, int]] | None = None
     finals_hamming: int | None = None
     closure: dict | None = None  # with a closure table: what it did (`closure_report`)
+    distinct: dict | None = None  # a distinct search: `e2store.solver.distinct.finish`
+    distinct_solutions: int | None = None  # distinct layouts (`solutions`: the raw count)
 
     @property
     def nodes_per_second(self) -> float:
@@ -108,6 +103,8 @@ class SolveResult:
                 "cuts": list(self.cuts), "finals_hamming": self.finals_hamming,
                 "finals_regions": [list(c) for c in self.finals_regions or []]}),
             **({} if self.closure is None else {"closure": self.closure}),
+            **({} if self.distinct is None else {
+                "distinct_solutions": self.distinct_solutions, "distinct": self.distinct}),
         }
 
 
@@ -121,11 +118,10 @@ class Search:
         self.state = np.array([0, K.FRESH, 0, 0, -1], dtype=np.int64)
         self.shown = np.zeros((n + 1) * 4, dtype=np.int64)
         self.placed = np.full(n, -1, dtype=np.int64)
-        self.used = np.zeros(plan.n_words, dtype=np.uint64)
         for cell, v in plan.fixed.items():
             self.placed[cell] = v
             self.shown[cell * 4:cell * 4 + 4] = plan.col[v]
-            self.used[(v >> 2) >> 6] |= np.uint64(1) << np.uint64((v >> 2) & 63)
+        self.used = plan.used_words([v >> 2 for v in plan.fixed.values()])
         self.mode = np.zeros(nd, dtype=np.uint8)
         self.keys, self.pos, self.end, self.pcs = (
             np.zeros(nd, dtype=np.int64) for _ in range(4))
@@ -133,8 +129,11 @@ class Search:
         self.stack = np.zeros(plan.stack_size, dtype=np.int64)
         self.sols = np.zeros((buffer_rows, n), dtype=board_dtype(plan.n_pieces))
         self.col = np.ascontiguousarray(plan.col.ravel())
-        self.fin = () if finals is None else finals_state(finals, plan)
-        self.kernel = K.search_kernel(plan.n_words, finals is not None)
+        if finals is not None and plan.distinct:
+            raise SolverError("finals cannot serve a distinct search (its buckets merge "
+                              "identical pieces)")
+        self.fin = plan.distinct_args() if finals is None else finals_state(finals, plan)
+        self.kernel = K.search_kernel(plan.n_words, finals is not None, plan.distinct)
 
     def run(self, node_limit: int, first_only: bool) -> np.ndarray:
         """Go on until node_limit (absolute), a first solution, a full buffer or the end;
@@ -213,9 +212,7 @@ class UnrolledSearch:
         # `placed` before it copies a solution, so no reset is needed
         self.placed[self.cells] = vals
         self.shown.reshape(-1, 4)[self.cells] = self.plan.col[vals]
-        used = 0
-        for p in (vals >> 2).tolist():
-            used |= 1 << p
+        used = int(self.plan.used_words((vals >> 2).tolist())[0])
         self.n_out[0] = 0
         self.ccount[2] += 1  # a new row memo generation: keys of other subtrees never match
         p = self.plan
@@ -276,6 +273,7 @@ def solve(
     finals: FinalsIndex | None = None,
     kernel: str = "auto",
     closure: ClosureTable | None = None,
+    distinct: bool = False,
 ) -> SolveResult:
     """Search `instance` depth-first in the scan order `scan` and report what was found.
 
@@ -297,11 +295,16 @@ def solve(
     subtree holding the first solution ends.  `closure`: a block closure table
     (`e2store.query.closures.open_closure`) probed by the generated kernel of a complete
     search (same solutions, fewer nodes); `closure` in the report says what it did, or why
-    this search could not use it (`used` false).
+    this search could not use it (`used` false).  `distinct`: each distinct layout once;
+    `solutions` is then the raw count, `distinct_solutions` theirs, `boards` the layouts.
     """
     w, h = instance.width, instance.height
     order, scan_name, fixed_seed, symmetry_break, roots = search_setup(
-        instance, scan, seed, symmetry_break)
+        instance, scan, seed, symmetry_break, distinct)
+    if distinct and closure is not None:
+        raise SolverError("a closure table cannot serve a distinct search (its keys are sets "
+                          "of pieces, not of classes)")
+    orbit = distinct and needs_orbit_check(instance, roots, symmetry_break)
     result = SolveResult(instance.id, w, h, scan_name, bool(symmetry_break), len(fixed_seed),
                          first)
     limit = node_limit if node_limit is not None else NO_LIMIT
@@ -309,7 +312,7 @@ def solve(
     buffer_rows = max(1, min(4096, max_stored if max_stored > 0 else 1))
     kept: list[np.ndarray] = []
     n_kept = 0
-    plans = [build_plan(instance, order, root) for root in roots]
+    plans = [build_plan(instance, order, root, distinct) for root in roots]
     _unrolled.check_choice(kernel)
     if closure is not None:
         why = closure_problem(instance, plans, closure, first, node_limit, finals, kernel)
@@ -320,10 +323,11 @@ def solve(
             closure = closure.loaded()  # a table opened for several processes: this one's copy
     generated = (lambda p: _unrolled.use_unrolled(kernel, p)) if closure is None else (
         _unrolled.supported)
-    if (not first and node_limit is None and finals is None and plans
+    if (not first and node_limit is None and finals is None and plans and not orbit
             and all(generated(p) and p.n_depth >= 2 for p in plans)):
-        return solve_split(instance, order, plans, result, max_stored, progress,
-                            stop_on_interrupt, closure)
+        result = solve_split(instance, order, plans, result, max_stored, progress,
+                             stop_on_interrupt, closure)
+        return finish(result, instance, roots, orbit, None) if distinct else result
     searches = [Search(plan, buffer_rows, finals) for plan in plans]
     for search in searches:
         search.warm_up()
@@ -332,7 +336,7 @@ def solve(
     done_nodes = 0  # nodes of finished subtrees
     t0 = time.perf_counter()
     try:
-        for search in searches:
+        for si, search in enumerate(searches):
             while not search.done:
                 budget = min(limit - done_nodes, int(search.state[K.NODES]) + slice_nodes)
                 if budget <= int(search.state[K.NODES]):
@@ -342,6 +346,9 @@ def solve(
                 now = time.perf_counter()
                 if len(found):
                     check_solutions(instance, found)
+                    if orbit:  # a distinct search: the first of each orbit only
+                        found = found[[first_of_orbit(instance, b, roots, si) for b in found]]
+                        result.distinct_solutions = (result.distinct_solutions or 0) + len(found)
                     if result.first_seconds is None:
                         result.first_seconds = now - t0
                         result.first_nodes = done_nodes + int(search.state[K.FIRST_NODES])
@@ -376,6 +383,9 @@ def solve(
     result.nodes = done_nodes
     result.boards = (np.concatenate(kept) if kept
                      else np.zeros((0, w * h), dtype=board_dtype(instance.n_pieces)))
+    if distinct:
+        note = "generic: rotated layouts are merged one solution at a time" if orbit else None
+        return finish(result, instance, roots, orbit, note)
     return result
 
 
@@ -404,7 +414,8 @@ def split_depth(instance: Instance, plan: Plan) -> int:
     cost nothing.  Counted by the generic kernel on the truncated plans (cheap: the
     prefixes are few)."""
     for k in range(1, plan.n_depth - 1):
-        search = Search(build_plan(instance, top_order(plan, k), plan.fixed), 4096)
+        search = Search(build_plan(instance, top_order(plan, k), plan.fixed, plan.distinct),
+                        4096)
         count = 0
         while not search.done and count < SPLIT_PREFIXES:
             count += len(search.run(NO_LIMIT, False))
@@ -455,10 +466,10 @@ def solve_split(instance: Instance, order: np.ndarray, plans: list[Plan],
             spec = closure_spec(plan, closure)[0]
             k = max(1, min(k, spec.depth)) if spec is not None else k
         top_walk = top_order(plan, k)
-        top = Search(build_plan(instance, top_walk, plan.fixed), 1)
+        top = Search(build_plan(instance, top_walk, plan.fixed, plan.distinct), 1)
         top.warm_up()
         top_cells = (top_walk[:, 1] * w + top_walk[:, 0]).tolist()
-        sub_plan = build_plan(instance, order, {c: 0 for c in top_cells})
+        sub_plan = build_plan(instance, order, {c: 0 for c in top_cells}, plan.distinct)
         spec, why = (None, None) if closure is None else closure_spec(sub_plan, closure)
         if closure is not None and spec is None:
             result.closure = {**closure.summary(), "used": False, "reason": f"split: {why}"}

@@ -26,6 +26,7 @@ from e2store.instance.model import Instance
 from e2store.solver import _kernels as K
 from e2store.solver import _unrolled
 from e2store.solver.closure import CLOSURE_COUNTS, closure_counts_dict, closure_spec
+from e2store.solver.distinct import finish, needs_orbit_check
 from e2store.solver.openings import Openings
 from e2store.solver.parallel import solve_openings
 from e2store.solver.plan import Plan, Seed, board_dtype, build_plan, search_setup
@@ -49,7 +50,7 @@ def top_prefixes(instance: Instance, plan: Plan, want: int, max_depth: int | Non
     the top walk's nodes when each was reached, the top walk's total nodes, K)."""
     last = max(1, plan.n_depth - 1 if max_depth is None else min(plan.n_depth - 1, max_depth))
     for k in range(1, last + 1):
-        search = Search(build_plan(instance, top_order(plan, k), plan.fixed), 1)
+        search = Search(build_plan(instance, top_order(plan, k), plan.fixed, plan.distinct), 1)
         boards, at = [], []
         while not search.done:
             found = search.run(NO_LIMIT, False)
@@ -67,7 +68,8 @@ def top_prefixes(instance: Instance, plan: Plan, want: int, max_depth: int | Non
 def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan", *,
                   workers: int = 2, symmetry_break: bool | None = None,
                   seed: Seed | None = None, max_stored: int = DEFAULT_MAX_STORED,
-                  progress: bool = False, kernel: str = "auto", closure=None) -> SolveResult:
+                  progress: bool = False, kernel: str = "auto", closure=None,
+                  distinct: bool = False) -> SolveResult:
     """A complete search of `instance` over `workers` processes (module docstring); the
     arguments mean what they mean for `e2store.solver.solve`, whose report this equals.
     `closure`: a block closure table (`open_closure(..., copies=workers)`), probed in every
@@ -77,7 +79,16 @@ def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan",
     _unrolled.check_choice(kernel)
     w, h = instance.width, instance.height
     order, scan_name, fixed_seed, symmetry_break, roots = search_setup(
-        instance, scan, seed, symmetry_break)
+        instance, scan, seed, symmetry_break, distinct)
+    if distinct and (closure is not None or needs_orbit_check(instance, roots, symmetry_break)):
+        if closure is not None:
+            raise SolverError("a closure table cannot serve a distinct search (its keys are "
+                              "sets of pieces, not of classes)")
+        one = solve(instance, order, seed=seed, symmetry_break=symmetry_break,
+                    max_stored=max_stored, progress=progress, kernel=kernel, distinct=True)
+        one.distinct["kernel"] = ("one process, generic: rotated layouts are merged one "
+                                  "solution at a time")
+        return one
     result = SolveResult(instance.id, w, h, scan_name, bool(symmetry_break), len(fixed_seed),
                          False)
     t0 = time.perf_counter()
@@ -90,11 +101,14 @@ def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan",
             raise SolverError("a closure table is probed by the generated kernel; it cannot "
                               "be used with the generic kernel")
     for root in roots:
-        plan = build_plan(instance, order, root)
+        plan = build_plan(instance, order, root, distinct)
         if plan.n_depth < 2:  # nothing to split: the one-process search
             one = solve(instance, order, seed={(c % w, c // w): v for c, v in root.items()},
                         symmetry_break=False, max_stored=max_stored, kernel=kernel,
-                        closure=None if closure is None else closure.loaded())
+                        closure=None if closure is None else closure.loaded(),
+                        distinct=distinct)
+            if distinct:  # its layouts, as the other roots count them
+                one.solutions = one.distinct["layouts_found"]
             sols, nodes, boards = one.solutions, one.nodes, one.boards
             if one.closure is not None and one.closure["used"]:
                 counts += [one.closure[k] for k in CLOSURE_COUNTS]
@@ -110,7 +124,7 @@ def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan",
                 done_nodes += top_nodes
                 continue
             ops = Openings(instance.id, instance.name, w, h, [], 0, False, prefixes)
-            cover_plan = build_plan(instance, order, {c: 0 for c in ops.covered})
+            cover_plan = build_plan(instance, order, {c: 0 for c in ops.covered}, distinct)
             use = closure
             if closure is not None:
                 spec, why = closure_spec(cover_plan, closure)
@@ -120,7 +134,7 @@ def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan",
             started = time.perf_counter() - t0
             res = solve_openings(instance, ops, workers=workers, scan=order,
                                  max_stored=max(0, max_stored - n_kept), progress=progress,
-                                 kernel=kernel, closure=use)
+                                 kernel=kernel, closure=use, distinct=distinct)
             counts += res.closure_counts
             sols, nodes, boards = res.solutions, top_nodes + res.nodes, res.boards
             first_at = None
@@ -148,4 +162,4 @@ def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan",
     result.seconds = time.perf_counter() - t0
     result.boards = (np.concatenate(kept) if kept
                      else np.zeros((0, w * h), dtype=board_dtype(instance.n_pieces)))
-    return result
+    return finish(result, instance, roots, False, None) if distinct else result
