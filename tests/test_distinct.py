@@ -167,3 +167,24 @@ def test_cli_distinct_json(tmp_path):
     for bad in (["--estimate", "10"], ["--store", str(tmp_path / "s")]):
         res = CliRunner().invoke(main, ["solve", str(path), "--all", "--distinct", *bad])
         assert res.exit_code == 2 and "--distinct" in res.output, res.output
+
+
+@pytest.mark.parametrize("clue", [1, 3])
+def test_clue_subtree_raw_count_equals_the_raw_search(shared_instances, clue):
+    """On an official clue puzzle, below its first distinct solution's first two rows and
+    two cells (seeded, so the raw search is small): the raw count `--distinct` derives equals
+    the raw search's, and the distinct layouts those of its solutions grouped by hand."""
+    from e2store.instance.formats import read_instance
+
+    inst = read_instance(shared_instances / f"clue{clue}_jwortmann.txt")
+    w, h = inst.width, inst.height
+    pieces = [tuple(int(c) for c in p) for p in inst.pieces]
+    board = solve(inst, first=True, distinct=True).boards[0]
+    seed = {(c % w, c // w): int(board[c]) for c in range(2 * w + 2)}
+    plain = solve(inst, seed=seed, kernel="generic", max_stored=10**6)
+    assert 0 < plain.solutions == plain.stored
+    got = solve(inst, seed=seed, distinct=True, max_stored=0)
+    assert got.solutions == plain.solutions
+    assert got.distinct_solutions == len({looks(pieces, b.tolist(), w, h)
+                                         for b in plain.boards})
+    assert got.nodes < plain.nodes

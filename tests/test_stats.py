@@ -57,6 +57,13 @@ def test_readme_figures(shared_instances, name, frame, inner, sym, dups):
 def test_clue1_groups_and_rectangular_edges(shared_instances):
     st = instance_stats(read_instance(shared_instances / "clue1_jwortmann.txt"))
     assert sorted(st["similar_group_sizes"], reverse=True) == [3, 2, 2, 2, 2, 2, 2]
+    # classes: by hand from the file, pieces alike up to rotation grouped
+    assert st["classes"] == 36 - 8
+    assert st["classes_by_multiplicity"] == {"1": 21, "2": 6, "3": 1}
+    assert st["half_turn_pieces"] == st["self_similar_pieces"] == [1, 18]
+    assert st["quarter_turn_pieces"] == []
+    assert "28 (pieces alike up to rotation): 21 of 1 piece, 6 of 2 pieces, 1 of 3 pieces" in (
+        format_stats(st))
     st2 = instance_stats(read_instance(shared_instances / "clue2_jwortmann.txt"))
     assert (st2["width"], st2["height"]) == (12, 6)
     assert st2["inner_edges"] == 11 * 6 + 12 * 5

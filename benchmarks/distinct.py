@@ -1,0 +1,89 @@
+"""Benchmark `e2store solve --all --distinct` on the Eternity II clue puzzles (../shared).
+
+Two tables.  *Complete*: `solve_workers(..., distinct=True)` (what `e2store solve CLUE --all
+--distinct --workers N` runs), one fresh process per puzzle: distinct solutions, the raw
+count they stand for, nodes, seconds, peak memory.  *Shrink*: below the first distinct
+solution's first R rows (seeded, so the raw search fits), the raw search against the
+distinct one: solutions (raw, both ways), nodes and seconds of each, the ratio.
+
+    python benchmarks/distinct.py [--clues 1 3] [--workers 2] [--rows 2] [--no-complete]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import resource
+import time
+from pathlib import Path
+
+from _fresh import in_fresh_process
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "instances"
+
+
+def _complete(clue: int, workers: int, out) -> None:
+    """Child process: the complete distinct search of one clue puzzle."""
+    from e2store.instance.formats import read_instance
+    from e2store.solver.workers import solve_workers
+
+    inst = read_instance(SHARED / f"clue{clue}_jwortmann.txt")
+    t0 = time.perf_counter()
+    r = solve_workers(inst, workers=workers, distinct=True, max_stored=0, progress=True)
+    out.put({"clue": clue, "size": f"{inst.width}x{inst.height}",
+             "distinct": r.distinct_solutions, "raw": r.solutions, "nodes": r.nodes,
+             "seconds": time.perf_counter() - t0,
+             "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+
+
+def _shrink(clue: int, rows: int, out) -> None:
+    """Child process: raw against distinct below a seeded prefix of one clue puzzle."""
+    from e2store.instance.formats import read_instance
+    from e2store.solver.search import solve
+
+    inst = read_instance(SHARED / f"clue{clue}_jwortmann.txt")
+    w = inst.width
+    cells = rows * w
+    board = solve(inst, first=True, distinct=True).boards[0]
+    seed = {(c % w, c // w): int(board[c]) for c in range(cells)}
+    solve(inst, seed=seed, distinct=True, max_stored=0, node_limit=1)  # compile first
+    solve(inst, seed=seed, max_stored=0, node_limit=1)
+    t0 = time.perf_counter()
+    raw = solve(inst, seed=seed, max_stored=0)
+    t1 = time.perf_counter()
+    dist = solve(inst, seed=seed, distinct=True, max_stored=0)
+    t2 = time.perf_counter()
+    assert raw.solutions == dist.solutions, (raw.solutions, dist.solutions)
+    out.put({"clue": clue, "cells": cells, "raw": raw.solutions,
+             "distinct": dist.distinct_solutions, "raw_nodes": raw.nodes,
+             "nodes": dist.nodes, "raw_s": t1 - t0, "s": t2 - t1})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--clues", type=int, nargs="+", default=[1, 3])
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--rows", type=int, default=2, help="rows seeded in the shrink table")
+    ap.add_argument("--no-complete", action="store_true", help="only the shrink table")
+    a = ap.parse_args()
+    print(f"host: {platform.processor() or platform.machine()}, {a.workers} workers")
+    print("\n| clue | cells seeded | raw solutions | distinct | raw nodes | distinct nodes "
+          "| nodes ratio | raw s | distinct s |")
+    print("|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for clue in a.clues:
+        r = in_fresh_process(_shrink, clue, a.rows)
+        print(f"| {clue} | {r['cells']} | {r['raw']:,} | {r['distinct']:,} | "
+              f"{r['raw_nodes']:,} | {r['nodes']:,} | {r['raw_nodes'] / r['nodes']:.1f} | "
+              f"{r['raw_s']:.2f} | {r['s']:.2f} |", flush=True)
+    if a.no_complete:
+        return
+    print("\n| clue | board | distinct solutions | raw solutions | nodes | seconds | peak MB |")
+    print("|--:|---|--:|--:|--:|--:|--:|")
+    for clue in a.clues:
+        r = in_fresh_process(_complete, clue, a.workers)
+        print(f"| {r['clue']} | {r['size']} | {r['distinct']:,} | {r['raw']:,} | "
+              f"{r['nodes']:,} | {r['seconds']:.1f} | {r['peak_mb']:.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
