@@ -188,3 +188,43 @@ def test_clue_subtree_raw_count_equals_the_raw_search(shared_instances, clue):
     assert got.distinct_solutions == len({looks(pieces, b.tolist(), w, h)
                                          for b in plain.boards})
     assert got.nodes < plain.nodes
+
+
+@pytest.mark.parametrize("case,hammings", [((3, 3, 1, 2, 0), (1, 2)), ((4, 3, 2, 2, 2), (1, 2)),
+                                           ((4, 4, 2, 2, 0), (1,))],
+                         ids=lambda c: "{}x{} f{} i{} s{}".format(*c) if len(c) == 5 else None)
+def test_distinct_corolle_counts_equal_the_twin(case, hammings):
+    """`count_corolles(..., distinct=True)` against every corolle of the naive
+    enumerator grouped by the colours its cells show."""
+    from naive import naive_corolles
+
+    from e2store.corolles.enumerate import count_corolles
+
+    inst = instance(*case)
+    w, h = case[:2]
+    pieces = [tuple(int(c) for c in p) for p in inst.pieces]
+    for hamming in hammings:
+        for x, y in ((0, 0), (1, 1), (w - 1, 1)):
+            raw = naive_corolles(pieces, w, h, x, y, hamming)
+            groups = {frozenset((cell, tuple(pieces[p][(s - r) % 4] for s in range(4)))
+                                for cell, p, r in c) for c in raw}
+            got = count_corolles(inst, x, y, hamming, distinct=True)
+            assert (got.corolles, got.raw) == (len(groups), len(raw)), (hamming, x, y)
+            assert count_corolles(inst, x, y, hamming, threads=2, distinct=True).corolles == (
+                len(groups))
+
+
+def test_cli_count_distinct(tmp_path):
+    inst = instance(4, 3, 2, 2, 2)
+    path = tmp_path / "dup.e2s"
+    write_e2store(inst, path)
+    plain = CliRunner().invoke(main, ["count", str(path), "--hamming", "2", "--at", "1,1",
+                                      "--json"])
+    res = CliRunner().invoke(main, ["count", str(path), "--hamming", "2", "--at", "1,1",
+                                    "--distinct", "--json"])
+    assert plain.exit_code == 0 and res.exit_code == 0, res.output
+    d, p = json.loads(res.output), json.loads(plain.output)
+    assert d["distinct"] and d["raw_corolles"] == p["corolles"] > d["corolles"] > 0
+    bad = CliRunner().invoke(main, ["count", str(path), "--hamming", "3", "--distinct",
+                                    "--method", "arms"])
+    assert bad.exit_code == 2 and "--distinct" in bad.output

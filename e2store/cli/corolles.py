@@ -100,6 +100,8 @@ def best_method(hamming: int) -> str:
 def count_cell(inst, x: int, y: int, hamming: int, method: str, threads: int = 1,
                progress: bool = False) -> tuple[int, int, float]:
     """(corolles, work, seconds) at one cell by `method` (enumerate, factorised, arms)."""
+    if method == "distinct":
+        raise ValueError("count_cell counts every corolle: use count_corolles(distinct=True)")
     if method == "arms":
         from e2store.corolles.arms import count_by_arms
 
@@ -132,11 +134,15 @@ def count_cell(inst, x: int, y: int, hamming: int, method: str, threads: int = 1
               "enumerate: walk every corolle (work: search nodes); factorised: stems times "
               "injective choices of the last ring (work: stems); arms: hamming 3 only, cores "
               "and four independent arms (work: cores).")
+@click.option("--distinct", is_flag=True,
+              help="Count distinct corolles (identical pieces interchangeable, symmetric "
+              "rotations merged) by walking them (--method enumerate), with the raw count "
+              "they stand for.")
 @threads_option
 @json_option("One JSON object per cell on stdout.")
 def count(instance: Path, fmt: str, sides: str | None, size: Size | None,
           hammings: tuple[int, ...], at: tuple, method: str, threads: int,
-          as_json: bool) -> None:
+          as_json: bool, distinct: bool = False) -> None:
     """Count the corolles exactly at the given cells (nothing is written).
 
     Every method gives the same counts; they differ in speed and in the work they report.
@@ -146,26 +152,41 @@ def count(instance: Path, fmt: str, sides: str | None, size: Size | None,
     if method == "arms" and any(h != 3 for h in hammings):
         raise click.BadParameter("the arms method counts hamming 3 only",
                                  param_hint="'--method'")
+    if distinct and method not in ("auto", "enumerate"):
+        raise click.BadParameter(f"--distinct walks the distinct corolles (enumerate), not "
+                                 f"{method}", param_hint="'--method'")
     hammings = tuple(dict.fromkeys(hammings))  # each once, in order
     inst = load_instance(instance, fmt, sides, size)
     jobs = [(h, board_cells(inst.width, inst.height, h, at)) for h in hammings]
     if not as_json:
         click.echo(f"{'h':>2} {'x':>3} {'y':>3} {'zone':>5} {'corolles':>15} {'method':>10} "
-                   f"{'work':>15} {'seconds':>9} {'corolles/s':>12}")
+                   f"{'work':>15} {'seconds':>9} {'corolles/s':>12}"
+                   + (f" {'raw':>17}" if distinct else ""))
     for h, cells in jobs:
-        used = best_method(h) if method == "auto" else method
+        used = "enumerate" if distinct else best_method(h) if method == "auto" else method
         zm = zone_map(inst.width, inst.height, h)
         for x, y in cells:
-            corolles, effort, seconds = count_cell(inst, x, y, h, used, threads, True)
+            raw = None
+            if distinct:
+                from e2store.corolles.enumerate import count_corolles
+
+                r = count_corolles(inst, x, y, h, threads=threads, progress=True,
+                                   distinct=True)
+                corolles, effort, seconds, raw = r.corolles, r.nodes, r.seconds, r.raw
+            else:
+                corolles, effort, seconds = count_cell(inst, x, y, h, used, threads, True)
             zone = int(zm.zone_of[y, x])
             rate = corolles / seconds if seconds > 0 else 0.0
             if as_json:
                 click.echo(json.dumps({"instance": inst.id, "x": x, "y": y, "zone": zone,
                                        "hamming": h, "method": used, "corolles": corolles,
-                                       WORK[used]: effort, "seconds": round(seconds, 6)}))
+                                       WORK[used]: effort, "seconds": round(seconds, 6),
+                                       **({"distinct": True, "raw_corolles": raw}
+                                          if distinct else {})}))
             else:
                 click.echo(f"{h:>2} {x:>3} {y:>3} {zone:>5} {corolles:>15,} {used:>10} "
-                           f"{effort:>15,} {seconds:>9.3f} {rate:>12,.0f}")
+                           f"{effort:>15,} {seconds:>9.3f} {rate:>12,.0f}"
+                           + (f" {raw:>17,}" if distinct else ""))
 
 
 def zone_ids(at: tuple, zm) -> list[int] | None:

@@ -33,13 +33,31 @@ def bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours):
     return key
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _take(used, p, nxt, flag):
+    """Mark piece p used (`flag` True) or free again; in a distinct walk (`nxt` not None)
+    its class's next copy becomes free when it is used, and blocked again after."""
+    used[p] = flag
+    if nxt is not None:
+        q = nxt[p]
+        if q >= 0:
+            used[q] = not flag
+
+
 @njit(cache=True, nogil=True)
 def count_prefixes(prefixes, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bstart, cands,
-                   colours, n_pieces):
+                   colours, n_pieces, distinct=None, raw=None):
     """Count the corolles below each prefix (a filling of the first k levels, k < L).
 
     Returns (counts, nodes) per prefix.  The last level is counted, not walked: its unused
     candidates are added at once (each still counts as one node, i.e. one placement).
+
+    DISTINCT: with `distinct` = (next copy per piece or -1, raw weight per piece, used at
+    the start), the copies of a class are placed lowest first (the walk frees each next
+    copy as the one before is placed), so each distinct corolle is counted once, and
+    `raw[b]` receives the raw corolles they stand for: the sum over them of the product of
+    their pieces' weights (`e2store.corolles.distinct`).  The candidates must hold one
+    rotation per look.
     """
     n_pref, k = prefixes.shape
     counts = np.zeros(n_pref, dtype=np.int64)
@@ -48,21 +66,33 @@ def count_prefixes(prefixes, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bsta
     placed = np.zeros(n_levels, dtype=np.int64)
     pos = np.zeros(n_levels, dtype=np.int64)
     end = np.zeros(n_levels, dtype=np.int64)
+    pw = np.ones(n_levels + 1, dtype=np.int64)  # raw weight of the levels above each one
     last = n_levels - 1
+    nxt = None if distinct is None else distinct[0]
     for b in range(n_pref):
-        used[:] = False
+        if distinct is None:
+            used[:] = False
+        else:
+            used[:] = distinct[2]
         for j in range(k):
             placed[j] = prefixes[b, j]
-            used[placed[j] >> 2] = True
+            _take(used, placed[j] >> 2, nxt, True)
+            if distinct is not None:
+                pw[j + 1] = pw[j] * distinct[1][placed[j] >> 2]
         cnt = 0
         nd = 0
+        rw = 0
         if k == last:
             key = bucket(last, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
             for t in range(bstart[key], bstart[key + 1]):
                 if not used[cands[t] >> 2]:
                     cnt += 1
+                    if distinct is not None:
+                        rw += pw[k] * distinct[1][cands[t] >> 2]
             counts[b] = cnt
             nodes[b] = cnt
+            if raw is not None:
+                raw[b] = rw
             continue
         level = k
         key = bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
@@ -73,7 +103,7 @@ def count_prefixes(prefixes, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bsta
                 level -= 1
                 if level < k:
                     break
-                used[placed[level] >> 2] = False
+                _take(used, placed[level] >> 2, nxt, False)
                 continue
             c = cands[pos[level]]
             pos[level] += 1
@@ -81,21 +111,27 @@ def count_prefixes(prefixes, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bsta
                 continue
             placed[level] = c
             nd += 1
+            if distinct is not None:
+                pw[level + 1] = pw[level] * distinct[1][c >> 2]
             if level + 1 == last:
-                used[c >> 2] = True
+                _take(used, c >> 2, nxt, True)
                 key = bucket(last, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
                 for t in range(bstart[key], bstart[key + 1]):
                     if not used[cands[t] >> 2]:
                         cnt += 1
-                used[c >> 2] = False
+                        if distinct is not None:
+                            rw += pw[last] * distinct[1][cands[t] >> 2]
+                _take(used, c >> 2, nxt, False)
                 continue
-            used[c >> 2] = True
+            _take(used, c >> 2, nxt, True)
             level += 1
             key = bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
             pos[level] = bstart[key]
             end[level] = bstart[key + 1]
         counts[b] = cnt
         nodes[b] = nd + cnt
+        if raw is not None:
+            raw[b] = rw
     return counts, nodes
 
 

@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from e2store.corolles import _kernels
 from e2store.errors import ZoneError
+from e2store.instance.classes import DistinctPieces, rotation_period
 from e2store.instance.model import Instance
 from e2store.zones.geometry import (
     OFF_BOARD,
@@ -109,12 +110,17 @@ class CandidateTable:
     n_pieces: int
 
 
-def candidate_table(instance: Instance, layout: Layout) -> CandidateTable:
-    """Bucket every placement by (cell kind, touching sides, colours shown there)."""
+def candidate_table(instance: Instance, layout: Layout, distinct: bool = False,
+                    ) -> CandidateTable:
+    """Bucket every placement by (cell kind, touching sides, colours shown there); with
+    `distinct`, one rotation per look of a symmetric piece (r below its period)."""
     colours = instance.rotated_table()
     n_place = colours.shape[0]
     C = instance.n_colours
     grey = (colours == 0).astype(np.int64) @ (1 << np.arange(4))
+    if distinct:  # a placement no distinct walk makes never matches a bucket key
+        looks = np.arange(n_place) % 4 < np.repeat(rotation_period(instance.pieces), 4)
+        grey = np.where(looks, grey, -1)
     classes: dict[tuple[int, int, int], int] = {}
     base = np.empty(layout.n_levels, dtype=np.int64)
     parts_counts: list[np.ndarray] = []
@@ -152,6 +158,7 @@ class CountResult:
     corolles: int
     nodes: int
     seconds: float
+    raw: int | None = None  # a distinct count: the corolles with every distinction kept
 
 
 def kernel_args(layout: Layout, table: CandidateTable) -> tuple:
@@ -161,43 +168,56 @@ def kernel_args(layout: Layout, table: CandidateTable) -> tuple:
             table.cands, table.colours)
 
 
-def level_prefixes(layout: Layout, table: CandidateTable, k: int) -> np.ndarray:
-    """All fillings of the first k levels, (n, k) in depth-first order."""
+def level_prefixes(layout: Layout, table: CandidateTable, k: int,
+                   dist: DistinctPieces | None = None) -> np.ndarray:
+    """All fillings of the first k levels, (n, k) in depth-first order; with `dist` only
+    those whose copies of each class come lowest first (a distinct walk's prefixes)."""
     if k == 0:
         return np.zeros((1, 0), dtype=np.int64)
     chunks = [np.asarray(c[:k].T) for c, _ in walk_chunks(layout.truncated(k), table)]
-    return np.ascontiguousarray(np.concatenate(chunks)) if chunks else np.zeros((0, k), np.int64)
+    out = np.ascontiguousarray(np.concatenate(chunks)) if chunks else np.zeros((0, k), np.int64)
+    if dist is not None and len(out):
+        out = np.ascontiguousarray(out[dist.lowest_first(out >> 2)])
+    return out
 
 
 def choose_prefix_depth(layout: Layout, table: CandidateTable, want: int,
-                         ) -> tuple[np.ndarray, int]:
+                         dist: DistinctPieces | None = None) -> tuple[np.ndarray, int]:
     """The shallowest prefix set with at least `want` prefixes (or depth L-1), and the
     placements made to build it (every partial filling of the prefix levels, dead ends too)."""
     k, pref, nodes = 0, level_prefixes(layout, table, 0), 0
     while k < layout.n_levels - 1 and len(pref) < want:
         k += 1
-        pref = level_prefixes(layout, table, k)
+        pref = level_prefixes(layout, table, k, dist)
         nodes += len(pref)
     return pref, nodes
 
 
 def count_corolles(instance: Instance, x: int, y: int, hamming: int, *, threads: int = 1,
-                   progress: bool = False) -> CountResult:
-    """Count exactly the hamming-h corolles centred on (x, y), using `threads` threads."""
+                   progress: bool = False, distinct: bool = False) -> CountResult:
+    """Count exactly the hamming-h corolles centred on (x, y), using `threads` threads.
+    With `distinct`, the distinct corolles (identical pieces interchangeable, symmetric
+    rotations merged, `e2store.instance.classes`), and in `raw` the corolles they stand for."""
     t0 = time.perf_counter()
     layout = corolle_layout(instance.width, instance.height, x, y, hamming)
-    table = candidate_table(instance, layout)
+    table = candidate_table(instance, layout, distinct)
     args = kernel_args(layout, table)
     L = layout.n_levels
-    prefixes, prefix_nodes = choose_prefix_depth(layout, table, 64 * max(1, threads))
+    dist = DistinctPieces.of(instance) if distinct else None
+    prefixes, prefix_nodes = choose_prefix_depth(layout, table, 64 * max(1, threads), dist)
     n_batches = min(len(prefixes), 256 * max(1, threads)) or 1
     batches = np.array_split(prefixes, n_batches) if len(prefixes) else []
 
-    def run(batch: np.ndarray) -> tuple[int, int]:
-        c, n = _kernels.count_prefixes(batch, L, *args, table.n_pieces)
-        return int(c.sum()), int(n.sum())
+    def run(batch: np.ndarray) -> tuple[int, int, int]:
+        if dist is None:
+            c, n = _kernels.count_prefixes(batch, L, *args, table.n_pieces)
+            return int(c.sum()), int(n.sum()), int(c.sum())
+        raw = np.zeros(len(batch), dtype=np.int64)
+        c, n = _kernels.count_prefixes(batch, L, *args, table.n_pieces, dist.kernel_args(),
+                                       raw)
+        return int(c.sum()), int(n.sum()), int(raw.sum())
 
-    total, nodes = 0, prefix_nodes
+    total, nodes, raw_total = 0, prefix_nodes, 0
     with tqdm(total=len(batches), desc=f"count ({x},{y}) h={hamming}", unit="batch",
               disable=not progress, delay=1.0, leave=False,
               mininterval=0.5 if sys.stderr.isatty() else 30.0) as bar:
@@ -212,10 +232,12 @@ def count_corolles(instance: Instance, x: int, y: int, hamming: int, *, threads:
                 for r in pool.map(run, batches):
                     results.append(r)
                     bar.update()
-    for c, n in results:
+    for c, n, r in results:
         total += c
         nodes += n
-    return CountResult(x, y, hamming, total, nodes, time.perf_counter() - t0)
+        raw_total += r
+    return CountResult(x, y, hamming, total, nodes, time.perf_counter() - t0,
+                       raw_total if distinct else None)
 
 
 def walk_chunks(layout: Layout, table: CandidateTable, chunk_rows: int = DEFAULT_CHUNK_ROWS,

@@ -15,6 +15,7 @@ equivalent rotations of every free piece (`layout_factor`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from math import factorial
 
 import numpy as np
@@ -86,3 +87,43 @@ def class_summary(pieces: np.ndarray) -> dict:
         "quarter_turn_pieces": [int(i) for i in np.flatnonzero(period == 1)],
         "half_turn_pieces": [int(i) for i in np.flatnonzero(period == 2)],
     }
+
+
+@dataclass(frozen=True)
+class DistinctPieces:
+    """What a walk over distinct fillings needs per piece: `nxt`, its class's next copy
+    (-1 for the last); `index`, its rank among the copies; `cls`, its class; `weight`, the
+    raw fillings one placement of it stands for when the copies before it are placed,
+    (multiplicity - index) * (4 / period); `blocked`, the pieces a walk starts with marked
+    used (every copy but the first of its class)."""
+
+    nxt: np.ndarray
+    index: np.ndarray
+    cls: np.ndarray
+    weight: np.ndarray
+    blocked: np.ndarray
+
+    @classmethod
+    def of(cls_, instance) -> DistinctPieces:
+        pieces = instance.pieces
+        cls = piece_classes(pieces)
+        mult = np.bincount(cls, minlength=len(cls))
+        index = np.zeros(len(cls), dtype=np.int64)
+        seen: dict[int, int] = {}
+        for p, c in enumerate(cls.tolist()):
+            index[p] = seen.get(c, 0)
+            seen[c] = index[p] + 1
+        weight = (mult[cls] - index) * (4 // rotation_period(pieces))
+        return cls_(next_copy(pieces), index, cls, weight.astype(np.int64), index > 0)
+
+    def kernel_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The `distinct` tuple of `e2store.corolles._kernels.count_prefixes`."""
+        return self.nxt, self.weight, self.blocked
+
+    def lowest_first(self, rows: np.ndarray) -> np.ndarray:
+        """Per row of piece ids (n, k): whether each class's copies in it come lowest
+        first, in column order (the fillings a distinct walk makes)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        c = self.cls[rows]
+        before = (c[:, :, None] == c[:, None, :]) & np.tri(rows.shape[1], k=-1, dtype=bool).T[None]
+        return (before.sum(axis=1) == self.index[rows]).all(axis=1)
