@@ -132,9 +132,13 @@ def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan",
                     result.closure = {**closure.summary(), "used": False, "reason": why}
                     use = None
             started = time.perf_counter() - t0
+            # "auto" decides on the whole search, as `solve` does: the subtrees' plans are
+            # shallower than the threshold, their number of searches what pays the compile
+            sub_kernel = ("unrolled" if kernel == "auto" and _unrolled.use_unrolled(kernel, plan)
+                          else kernel)
             res = solve_openings(instance, ops, workers=workers, scan=order,
                                  max_stored=max(0, max_stored - n_kept), progress=progress,
-                                 kernel=kernel, closure=use, distinct=distinct)
+                                 kernel=sub_kernel, closure=use, distinct=distinct)
             counts += res.closure_counts
             sols, nodes, boards = res.solutions, top_nodes + res.nodes, res.boards
             first_at = None
