@@ -16,7 +16,7 @@ from e2store.errors import SolverError
 from e2store.instance.classes import layout_factor, next_copy, piece_classes, rotation_period
 from e2store.instance.e2sfile import write_e2store
 from e2store.instance.model import Instance
-from e2store.solver.plan import build_plan
+from e2store.solver.plan import build_plan, lowest_corner
 from e2store.solver.scan import scan_order
 from e2store.solver.search import solve
 from e2store.solver.workers import solve_workers
@@ -164,6 +164,7 @@ def test_cli_distinct_json(tmp_path):
     assert d["distinct"]["raw_solutions"] == want[1]
     text = CliRunner().invoke(main, ["solve", str(path), "--all", "--distinct"])
     assert text.exit_code == 0 and f"{want[0]:,} distinct" in text.output
+    assert f"piece {lowest_corner(inst, True)[0]} fixed" in text.output
     for bad in (["--estimate", "10"], ["--store", str(tmp_path / "s")]):
         res = CliRunner().invoke(main, ["solve", str(path), "--all", "--distinct", *bad])
         assert res.exit_code == 2 and "--distinct" in res.output, res.output

@@ -252,7 +252,7 @@ def _corner(inst, result) -> str | None:
 
     if not result.symmetry_break:
         return None
-    piece, r = lowest_corner(inst)
+    piece, r = lowest_corner(inst, getattr(result, "distinct", None) is not None)
     where = "(0,0)" if inst.width == inst.height else "(0,0) or (W-1,0)"
     return f"piece {piece} fixed on {where}"
 
