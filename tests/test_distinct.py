@@ -220,7 +220,7 @@ def test_cli_count_distinct(tmp_path):
     path = tmp_path / "dup.e2s"
     write_e2store(inst, path)
     plain = CliRunner().invoke(main, ["count", str(path), "--hamming", "2", "--at", "1,1",
-                                      "--json"])
+                                      "--method", "enumerate", "--json"])
     res = CliRunner().invoke(main, ["count", str(path), "--hamming", "2", "--at", "1,1",
                                     "--distinct", "--json"])
     assert plain.exit_code == 0 and res.exit_code == 0, res.output
