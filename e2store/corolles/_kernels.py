@@ -56,7 +56,7 @@ def count_prefixes(prefixes, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bsta
     the start), the copies of a class are placed lowest first (the walk frees each next
     copy as the one before is placed), so each distinct corolle is counted once, and
     `raw[b]` receives the raw corolles they stand for: the sum over them of the product of
-    their pieces' weights (`e2store.corolles.distinct`).  The candidates must hold one
+    their pieces' weights (`e2store.instance.classes.DistinctPieces`).  The candidates must hold one
     rotation per look.
     """
     n_pref, k = prefixes.shape

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from e2store.errors import SolverError
-from e2store.instance.classes import next_copy, piece_classes, rotation_period
+from e2store.instance.classes import DistinctPieces, piece_classes, rotation_period
 from e2store.instance.model import GREY, Instance
 from e2store.solver import _kernels as K
 from e2store.solver.scan import scan_name_of, scan_order
@@ -204,39 +204,45 @@ class Plan:
     col: np.ndarray
     stack_size: int
     distinct: bool = False
-    nxt: np.ndarray | None = None
+    copies: DistinctPieces | None = None  # a distinct plan's classes and copy ranks
 
     def distinct_args(self) -> tuple[np.ndarray, ...]:
         """The generic kernel's trailing arrays of a distinct search: per piece, the word
         and the bit of its class's next copy (word 0, no bit for the last); empty otherwise."""
-        if not self.distinct:
+        if self.copies is None:
             return ()
-        assert self.nxt is not None
-        has = self.nxt >= 0
-        nxt = np.where(has, self.nxt, 0)
-        bits = np.left_shift(np.uint64(1), (nxt & 63).astype(np.uint64))
-        return (nxt >> 6).astype(np.int64), np.where(has, bits, np.uint64(0)).astype(np.uint64)
+        nxt = self.copies.nxt
+        has = nxt >= 0
+        at = np.where(has, nxt, 0)
+        bits = np.left_shift(np.uint64(1), (at & 63).astype(np.uint64))
+        return (at >> 6).astype(np.int64), np.where(has, bits, np.uint64(0)).astype(np.uint64)
 
     def toggles(self) -> np.ndarray:
         """Per piece, for the generated kernel of a distinct search (one word): its own bit
         and its next copy's, the bits that change when it is placed."""
-        assert self.nxt is not None and self.n_words == 1
-        one = np.uint64(1)
-        own = np.left_shift(one, np.arange(self.n_pieces, dtype=np.uint64))
-        nxt = np.left_shift(one, np.maximum(self.nxt, 0).astype(np.uint64))
-        return (own | np.where(self.nxt >= 0, nxt, np.uint64(0))).astype(np.uint64)
+        assert self.copies is not None and self.n_words == 1
+        _, nxt_bit = self.distinct_args()
+        return np.left_shift(np.uint64(1), np.arange(self.n_pieces, dtype=np.uint64)) | nxt_bit
 
     def used_words(self, pieces) -> np.ndarray:
         """The kernel's `used` words when `pieces` are placed: their bits, and in a distinct
         search also every copy after the first free one of each class (a copy becomes free
         when the one before it is placed).  SolverError when a class's placed copies are not
         its lowest ones (`lowest_copies`)."""
+        placed = np.unique(np.asarray(list(pieces), dtype=np.int64))
+        marked = placed
+        if self.copies is not None:
+            cls, rank = self.copies.cls, self.copies.index
+            count = np.bincount(cls[placed], minlength=self.n_pieces)  # placed per class
+            late = placed[rank[placed] >= count[cls[placed]]]
+            if len(late):
+                raise SolverError(f"piece {late[0]} is placed but a lower copy of its class "
+                                  f"is free (a distinct search places the lowest first)")
+            marked = np.union1d(placed, np.flatnonzero(rank > count[cls]))
         used = np.zeros(self.n_words, dtype=np.uint64)
-        placed = {int(p) for p in pieces}
-        for p in placed:
-            used[p >> 6] |= np.uint64(1) << np.uint64(p & 63)
-        if not self.distinct:
-            return used
+        np.bitwise_or.at(used, marked >> 6, np.left_shift(np.uint64(1),
+                                                          (marked & 63).astype(np.uint64)))
+        return used
         assert self.nxt is not None
         heads = np.setdiff1d(np.arange(self.n_pieces), self.nxt[self.nxt >= 0])
         for p in heads.tolist():
@@ -351,7 +357,7 @@ def build_plan(inst: Instance, order: np.ndarray, fixed: dict[int, int],
     crec[bucket_of * inst.n_pieces + piece] = packed  # simple buckets: one per piece
     return Plan(w, h, inst.n_pieces, dict(fixed), cells, dep.ravel(), bstart, cand.ravel(),
                 words.ravel(), simple, crec, k_col, col, seg + 1, bool(distinct),
-                next_copy(inst.pieces) if distinct else None)
+                DistinctPieces.of(inst) if distinct else None)
 
 
 def board_dtype(n_pieces: int) -> type:
