@@ -165,7 +165,7 @@ def test_cli_distinct_json(tmp_path):
     text = CliRunner().invoke(main, ["solve", str(path), "--all", "--distinct"])
     assert text.exit_code == 0 and f"{want[0]:,} distinct" in text.output
     assert f"piece {lowest_corner(inst, True)[0]} fixed" in text.output
-    for bad in (["--estimate", "10"], ["--store", str(tmp_path / "s")]):
+    for bad in (["--openings", str(tmp_path / "o.parquet")], ["--store", str(tmp_path / "s")]):
         res = CliRunner().invoke(main, ["solve", str(path), "--all", "--distinct", *bad])
         assert res.exit_code == 2 and "--distinct" in res.output, res.output
 
@@ -229,3 +229,21 @@ def test_cli_count_distinct(tmp_path):
     bad = CliRunner().invoke(main, ["count", str(path), "--hamming", "3", "--distinct",
                                     "--method", "arms"])
     assert bad.exit_code == 2 and "--distinct" in bad.output
+
+
+def test_estimate_of_a_distinct_search(tmp_path):
+    """Sampling every prefix, the estimate is exact: the distinct search's nodes and the
+    layouts it finds; from the CLI it names the raw solutions each stands for."""
+    from e2store.solver.estimate import estimate
+
+    inst = instance(4, 4, 2, 2, 0)
+    r = solve(inst, distinct=True, max_stored=0, kernel="generic")
+    est = estimate(inst, samples=10**6, distinct=True, kernel="generic")
+    assert est.exact and (est.nodes, est.solutions) == (r.nodes, r.distinct["layouts_found"])
+    assert est.raw_per_layout * est.solutions == r.solutions
+    path = tmp_path / "dup.e2s"
+    write_e2store(inst, path)
+    res = CliRunner().invoke(main, ["solve", str(path), "--estimate", "50", "--distinct"])
+    assert res.exit_code == 0, res.output
+    assert f"each standing for {est.raw_per_layout:,} raw" in res.output
+    assert f"piece {lowest_corner(inst, True)[0]} fixed" in res.output

@@ -128,8 +128,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     save = output
     ctx = click.get_current_context()
     if distinct:
-        flags = {"estimate_samples": "--estimate", "store": "--store",
-                 "openings_file": "--openings"}
+        flags = {"store": "--store", "openings_file": "--openings"}
         given = [flag for k, flag in flags.items()
                  if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT]
         if given:
@@ -143,7 +142,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
         if given:
             raise click.UsageError(f"--estimate takes no {', '.join(given)}")
         _estimate(instance, fmt, sides, size, scan, no_break, seed_file, estimate_samples,
-                  estimate_seed, estimate_depth, as_json, kernel)
+                  estimate_seed, estimate_depth, as_json, kernel, distinct)
         return
     for k in ("estimate_seed", "estimate_depth"):
         if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT:
@@ -221,7 +220,8 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
 
 def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
               no_break: bool, seed_file: Path | None, samples: int, rng_seed: int,
-              depth: int | None, as_json: bool, kernel: str = "auto") -> None:
+              depth: int | None, as_json: bool, kernel: str = "auto",
+              distinct: bool = False) -> None:
     """`solve --estimate M`: print the estimated size of the search."""
     from e2store.solver.estimate import estimate
     from e2store.solver.scan import read_seed_file
@@ -229,7 +229,8 @@ def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     inst = load_instance(instance, fmt, sides, size)
     seed = read_seed_file(seed_file) if seed_file is not None else None
     est = estimate(inst, scan, samples=samples, symmetry_break=not no_break and seed is None,
-                   seed=seed, rng_seed=rng_seed, depth=depth, progress=True, kernel=kernel)
+                   seed=seed, rng_seed=rng_seed, depth=depth, progress=True, kernel=kernel,
+                   distinct=distinct)
     if as_json:
         click.echo(json.dumps(est.to_dict()))
         return
@@ -241,7 +242,9 @@ def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
         f"symmetry   {'broken: ' + corner if corner else 'none (every solution counted)'}",
         f"prefixes   {est.prefixes:,} at depth {est.depth} ({est.prefix_nodes:,} nodes); {how}",
         f"nodes      {est.nodes:.4g} +- {est.nodes_stderr:.2g}",
-        f"solutions  {est.solutions:,.1f} +- {est.solutions_stderr:,.1f}",
+        f"solutions  {est.solutions:,.1f} +- {est.solutions_stderr:,.1f}"
+        + ("" if est.raw_per_layout is None else
+           f" distinct layouts found, each standing for {est.raw_per_layout:,} raw"),
         f"time       ~{est.seconds:,.1f} s in one process "
         f"({est.nodes / max(est.seconds, 1e-9) / 1e6:,.1f} M nodes/s, the rate measured here)",
     ]))
@@ -252,7 +255,9 @@ def _corner(inst, result) -> str | None:
 
     if not result.symmetry_break:
         return None
-    piece, r = lowest_corner(inst, getattr(result, "distinct", None) is not None)
+    distinct = (getattr(result, "distinct", None) is not None
+                or getattr(result, "raw_per_layout", None) is not None)
+    piece, r = lowest_corner(inst, distinct)
     where = "(0,0)" if inst.width == inst.height else "(0,0) or (W-1,0)"
     return f"piece {piece} fixed on {where}"
 

@@ -35,6 +35,7 @@ from e2store.errors import SolverError
 from e2store.instance.model import Instance
 from e2store.progress import progress_interval
 from e2store.solver import _kernels as K
+from e2store.solver.distinct import raw_per_layout
 from e2store.solver.parallel import Subtrees
 from e2store.solver.plan import Seed, build_plan, search_setup
 from e2store.solver.search import Search
@@ -68,6 +69,7 @@ class Estimate:
     seconds: float = 0.0
     exact: bool = False
     rng_seed: int = 0
+    raw_per_layout: int | None = None  # a distinct search: raw solutions per layout found
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -107,7 +109,7 @@ class _Reservoir:
 
 
 def _prefixes(instance: Instance, order: np.ndarray, roots: list[dict[int, int]], k: int,
-              keep: _Reservoir) -> tuple[int, int, float]:
+              keep: _Reservoir, distinct: bool = False) -> tuple[int, int, float]:
     """Walk every partial board of the search at depth k (its first k free cells, in
     `order`, filled below each root), sampling them into `keep`; returns their number,
     the nodes placed to reach them and the seconds taken."""
@@ -116,7 +118,8 @@ def _prefixes(instance: Instance, order: np.ndarray, roots: list[dict[int, int]]
     seconds = 0.0
     for i, root in enumerate(roots):
         cells = [(c % w, c // w) for c in _prefix_cells(order, root, w, k)]
-        search = Search(build_plan(instance, np.array(cells, dtype=np.int64), root), _BUFFER)
+        search = Search(build_plan(instance, np.array(cells, dtype=np.int64), root, distinct),
+                        _BUFFER)
         search.warm_up()
         t0 = time.perf_counter()
         while not search.done:
@@ -132,20 +135,24 @@ def estimate(instance: Instance, scan: str | Path | np.ndarray = "rowscan", *,
              samples: int = DEFAULT_SAMPLES, symmetry_break: bool | None = None,
              seed: Seed | None = None, rng_seed: int = 0, depth: int | None = None,
              prefix_factor: int = PREFIX_FACTOR, progress: bool = False,
-             kernel: str = "auto") -> Estimate:
+             kernel: str = "auto", distinct: bool = False) -> Estimate:
     """Estimate nodes, solutions and seconds of `solve(instance, scan, symmetry_break=...,
     seed=...)` by searching `samples` random prefixes to the end (module docstring).
     `depth` fixes the prefix depth K instead (0 .. free cells - 1).  Reproducible: the same
     arguments and `rng_seed` give the same figures (all but the seconds).  `kernel`: that of
-    the sampled subtrees (`e2store.solver.openings.Subtrees`)."""
+    the sampled subtrees (`e2store.solver.openings.Subtrees`).  `distinct`: estimate the
+    distinct search (`solve(..., distinct=True)`); `solutions` then counts the layouts it
+    finds (before rotated ones are merged), each standing for `raw_per_layout` raw ones."""
     if samples < 1:
         raise SolverError(f"samples {samples} (expected >= 1)")
     if prefix_factor < 1:
         raise SolverError(f"prefix factor {prefix_factor} (expected >= 1)")
     w, h = instance.width, instance.height
     order, scan_name, _, symmetry_break, roots = search_setup(instance, scan, seed,
-                                                              symmetry_break)
+                                                              symmetry_break, distinct)
     est = Estimate(instance.id, w, h, scan_name, symmetry_break, rng_seed=rng_seed)
+    if distinct:
+        est.raw_per_layout = raw_per_layout(instance, roots[0]) if roots else 1
     n_free = min((w * h - len(r) for r in roots), default=0)
     # the prefix depth: the first with enough prefixes over all roots, at most n_free - 1
     # so that every subtree has a depth of its own (depth 0: the roots are the prefixes)
@@ -156,7 +163,8 @@ def estimate(instance: Instance, scan: str | Path | np.ndarray = "rowscan", *,
                           f"{n_free} free cells)")
     for k in range(last + 1) if depth is None else [depth]:
         keep = _Reservoir(samples, w * h, np.random.default_rng(rng_seed))
-        count, est.prefix_nodes, prefix_seconds = _prefixes(instance, order, roots, k, keep)
+        count, est.prefix_nodes, prefix_seconds = _prefixes(instance, order, roots, k, keep,
+                                                            distinct)
         if count >= target or count == 0:
             break
     est.depth, est.prefixes = k, count
@@ -166,7 +174,7 @@ def estimate(instance: Instance, scan: str | Path | np.ndarray = "rowscan", *,
     subtrees = {}
     for i in np.unique(keep.owner).tolist():
         sub = Subtrees(instance, order, sorted(_prefix_cells(order, roots[i], w, k)),
-                       kernel=kernel)
+                       kernel=kernel, distinct=distinct)
         sub.warm_up(keep.rows[np.flatnonzero(keep.owner == i)[0]])
         subtrees[i] = sub
     m = len(keep.rows)
