@@ -100,8 +100,6 @@ def best_method(hamming: int) -> str:
 def count_cell(inst, x: int, y: int, hamming: int, method: str, threads: int = 1,
                progress: bool = False) -> tuple[int, int, float]:
     """(corolles, work, seconds) at one cell by `method` (enumerate, factorised, arms)."""
-    if method == "distinct":
-        raise ValueError("count_cell counts every corolle: use count_corolles(distinct=True)")
     if method == "arms":
         from e2store.corolles.arms import count_by_arms
 

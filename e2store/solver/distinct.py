@@ -46,24 +46,30 @@ def _turn(looks: np.ndarray, width: int, height: int, quarter: int) -> np.ndarra
     return out
 
 
-def first_of_orbit(inst: Instance, board: np.ndarray, roots: list[dict[int, int]],
-                   root: int) -> bool:
-    """Whether `board`, found in subtree `root`, is the one of its class of rotated layouts
-    that the count keeps: among every (subtree j, turned layout L') with L' agreeing with
-    subtree j's fixed cells, (root, board) must come first."""
+def first_of_orbit(inst: Instance, roots: list[dict[int, int]]):
+    """A test `keep(board, root)`: whether `board`, found in subtree `root`, is the one of
+    its class of rotated layouts that the count keeps: among every (subtree j, turned
+    layout L') with L' agreeing with subtree j's fixed cells, (root, board) must come first.
+    The colour table and the roots' looks are made once, not per solution."""
     w, h = inst.width, inst.height
     rot = inst.rotated_table()
-    looks = rot[np.asarray(board, dtype=np.int64)].reshape(h, w, 4)
-    mine = (root, looks.tobytes())
+    fixed = [(np.array(list(r), dtype=np.int64), rot[np.array(list(r.values()), dtype=np.int64)])
+             for r in roots]
     turns = (0, 1, 2, 3) if w == h else (0, 2)
-    for q in turns:
-        turned = _turn(looks, w, h, q)
-        flat = turned.reshape(-1, 4)
-        key = turned.tobytes()
-        for j, fixed in enumerate(roots):
-            if all((flat[c] == rot[v]).all() for c, v in fixed.items()) and (j, key) < mine:
-                return False
-    return True
+
+    def keep(board: np.ndarray, root: int) -> bool:
+        looks = rot[np.asarray(board, dtype=np.int64)].reshape(h, w, 4)
+        mine = (root, looks.tobytes())
+        for q in turns:
+            turned = _turn(looks, w, h, q)
+            flat = turned.reshape(-1, 4)
+            key = turned.tobytes()
+            for j, (cells, shown) in enumerate(fixed):
+                if (flat[cells] == shown).all() and (j, key) < mine:
+                    return False
+        return True
+
+    return keep
 
 
 def distinct_summary(inst: Instance, found: int, kept: int, raw: int,

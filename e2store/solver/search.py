@@ -304,7 +304,8 @@ def solve(
     if distinct and closure is not None:
         raise SolverError("a closure table cannot serve a distinct search (its keys are sets "
                           "of pieces, not of classes)")
-    orbit = distinct and needs_orbit_check(instance, roots, symmetry_break)
+    keep = (first_of_orbit(instance, roots)  # merges rotated layouts, one at a time
+            if distinct and needs_orbit_check(instance, roots, symmetry_break) else None)
     result = SolveResult(instance.id, w, h, scan_name, bool(symmetry_break), len(fixed_seed),
                          first)
     limit = node_limit if node_limit is not None else NO_LIMIT
@@ -323,11 +324,11 @@ def solve(
             closure = closure.loaded()  # a table opened for several processes: this one's copy
     generated = (lambda p: _unrolled.use_unrolled(kernel, p)) if closure is None else (
         _unrolled.supported)
-    if (not first and node_limit is None and finals is None and plans and not orbit
+    if (not first and node_limit is None and finals is None and plans and keep is None
             and all(generated(p) and p.n_depth >= 2 for p in plans)):
         result = solve_split(instance, order, plans, result, max_stored, progress,
                              stop_on_interrupt, closure)
-        return finish(result, instance, roots, orbit, None) if distinct else result
+        return finish(result, instance, roots, False, None) if distinct else result
     searches = [Search(plan, buffer_rows, finals) for plan in plans]
     for search in searches:
         search.warm_up()
@@ -346,8 +347,8 @@ def solve(
                 now = time.perf_counter()
                 if len(found):
                     check_solutions(instance, found)
-                    if orbit:  # a distinct search: the first of each orbit only
-                        found = found[[first_of_orbit(instance, b, roots, si) for b in found]]
+                    if keep is not None:  # a distinct search: the first of each orbit only
+                        found = found[[keep(b, si) for b in found]]
                         result.distinct_solutions = (result.distinct_solutions or 0) + len(found)
                     if result.first_seconds is None:
                         result.first_seconds = now - t0
@@ -383,10 +384,8 @@ def solve(
     result.nodes = done_nodes
     result.boards = (np.concatenate(kept) if kept
                      else np.zeros((0, w * h), dtype=board_dtype(instance.n_pieces)))
-    if distinct:
-        note = "generic: rotated layouts are merged one solution at a time" if orbit else None
-        return finish(result, instance, roots, orbit, note)
-    return result
+    note = None if keep is None else "generic: rotated layouts are merged one solution at a time"
+    return finish(result, instance, roots, keep is not None, note) if distinct else result
 
 
 SPLIT_PREFIXES = 256  # `solve_split`: subtrees wanted below the top of the search
