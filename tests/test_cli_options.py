@@ -150,10 +150,10 @@ def test_library_constants_mirrored_for_the_help_agree():
     from e2store.query.finals import DEFAULT_FINALS_HAMMING
     from e2store.solver._unrolled import AUTO_MIN_DEPTHS, KERNELS
     from e2store.solver.search import DEFAULT_MAX_STORED
-    from e2store.store.layout import FORMS
+    from e2store.store.layout import FORMS, RAW_FORMS
     from e2store.store.stages import MAX_SHARDS
 
-    assert opts.FORMS == tuple(FORMS)
+    assert opts.FORMS == tuple(RAW_FORMS) and opts.STORE_FORMS == tuple(FORMS)
     assert opts.MAX_SHARDS == MAX_SHARDS
     assert (opts.DEFAULT_SAMPLES, opts.DEFAULT_TAIL) == (DEFAULT_SAMPLES, DEFAULT_TAIL)
     assert opts.DEFAULT_FINALS_HAMMING == DEFAULT_FINALS_HAMMING

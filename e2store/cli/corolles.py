@@ -11,8 +11,8 @@ from e2store.cli.command import command
 from e2store.cli.options import (
     CELLS_OR_ALL,
     COUNT_METHODS,
-    FORMS,
     SIZE,
+    STORE_FORMS,
     Cell,
     Size,
     flatten_cells,
@@ -208,6 +208,7 @@ def zone_ids(at: tuple, zm) -> list[int] | None:
     "e2store enumerate pieces_7x7.txt --hamming 1 --hamming 2 --store store/",
     "e2store enumerate pieces_7x7.txt --hamming 2 --at 0,0 --form flat --form cartesian "
     "--store store/",
+    "e2store enumerate clue1_jwortmann.txt --hamming 2 --distinct --store store/",
 ])
 @instance_argument
 @instance_options
@@ -215,20 +216,26 @@ def zone_ids(at: tuple, zm) -> list[int] | None:
 @click.option("--at", "at", multiple=True, type=CELLS_OR_ALL,
               help="Enumerate the zones of these cells (repeatable); default: every zone.")
 @store_option(help="Store directory (created if missing).")
-@click.option("--form", "forms", multiple=True, type=click.Choice(FORMS), default=("flat",),
-              show_default=True,
+@click.option("--form", "forms", multiple=True, type=click.Choice(STORE_FORMS),
               help="Storage form(s) to write (repeatable): flat rows, prefix-compressed rows, "
-              "or cartesian stems with last-ring candidate lists.")
+              "cartesian stems with last-ring candidate lists, or distinct rows (one per "
+              "distinct corolle, with its multiplicity).  [default: flat; distinct with "
+              "--distinct]")
+@click.option("--distinct", is_flag=True,
+              help="Write the distinct form (identical pieces interchangeable, symmetric "
+              "rotations merged; each row with the raw corolles it stands for): the same as "
+              "--form distinct.")
 @threads_option
 @click.option("--force", is_flag=True, help="Rewrite partitions that are already complete.")
 def enumerate_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None,
                   hammings: tuple[int, ...], at: tuple, store: Path, forms: tuple[str, ...],
-                  threads: int, force: bool) -> None:
+                  threads: int, force: bool, distinct: bool = False) -> None:
     """Enumerate corolles and write them to the store (atomic, resumable).
 
     Every zone of the board (or those of the --at cells) at every --hamming, in every
     --form; partitions already complete are skipped (unless --force).
     """
+    forms = (*forms, "distinct") if distinct else forms or ("flat",)
     from tqdm import tqdm
 
     from e2store.store.build import enumerate_store
@@ -271,14 +278,14 @@ def instance_id(value: str) -> str:
 @click.option("--zone", type=click.IntRange(min=0), required=True, help="Zone id.")
 @click.option("--rotation", type=click.IntRange(0, 3), default=0, show_default=True,
               help="Rotation of the partition (clockwise quarter turns).")
-@click.option("--form", type=click.Choice(FORMS), required=True, help="Form to read.")
+@click.option("--form", type=click.Choice(STORE_FORMS), required=True, help="Form to read.")
 @output_option("Write the flat rows to this Parquet file (atomically).")
 def expand(store: Path, instance: str | None, hamming: int, zone: int, rotation: int,
            form: str, output: Path | None) -> None:
     """Expand one partition of any form to flat rows; print rows and a content digest.
 
-    The digest is a sha256 over the rows sorted, so the three forms of one partition print
-    the same digest.
+    The digest is a sha256 over the rows sorted, so every form of one partition prints the
+    same digest: the distinct form's rows are expanded to the raw corolles they stand for.
     """
     import hashlib
 
@@ -296,10 +303,36 @@ def expand(store: Path, instance: str | None, hamming: int, zone: int, rotation:
         instance = ids[0]
     else:
         instance = instance_id(instance)
-    cells, front = read_partition(store, instance, hamming, zone, rotation, form)
+    distinct = ""
+    if form == "distinct":
+        cells, front, mult = _expand_distinct(store, instance, hamming, zone, rotation)
+        distinct = f" from {len(mult):,} distinct rows"
+    else:
+        cells, front = read_partition(store, instance, hamming, zone, rotation, form)
     rows = np.hstack([cells.astype(np.int16), front.astype(np.int16)])
     digest = hashlib.sha256(rows[np.lexsort(rows.T[::-1])].tobytes()).hexdigest()
     if output is not None:
         write_flat_file(output, cells, front, hamming)
     click.echo(f"{instance} hamming={hamming} zone={zone} rotation={rotation} form={form}: "
-               f"{len(cells):,} corolles, sha256 {digest}")
+               f"{len(cells):,} corolles{distinct}, sha256 {digest}")
+
+
+def _expand_distinct(store: Path, instance: str, hamming: int, zone: int, rotation: int):
+    """(cells, frontier, multiplicities) of a distinct partition, its rows expanded to the
+    raw corolles (checked against the multiplicities stored)."""
+    import numpy as np
+
+    from e2store.corolles.forms import frontier_of
+    from e2store.errors import StoreError
+    from e2store.instance.classes import DistinctPieces
+    from e2store.instance.formats import read_instance
+    from e2store.store.read import read_distinct
+
+    inst = read_instance(Path(store) / f"instance={instance}" / "instance.e2s", format="e2store")
+    rows, _, mult = read_distinct(store, instance, hamming, zone, rotation)
+    cells = DistinctPieces.of(inst).expand(rows)
+    if len(cells) != int(mult.sum()):
+        raise StoreError(f"{store}: distinct partition zone={zone} rotation={rotation}: its rows "
+                         f"expand to {len(cells):,} corolles, its multiplicities say "
+                         f"{int(mult.sum()):,}; run `e2store verify --store {store}`")
+    return cells.astype(np.int16), frontier_of(cells, inst, hamming), mult

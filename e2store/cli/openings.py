@@ -50,10 +50,14 @@ class _UnlistedArgument(click.Argument):
               "it ((0,0) must be covered): their totals are the symmetry-broken counts.")
 @click.option("--form", type=click.Choice(FORMS), default="flat", show_default=True,
               help="Store form to read the corolles from.")
+@click.option("--distinct", is_flag=True,
+              help="Write the distinct openings (identical pieces interchangeable, symmetric "
+              "rotations merged), each with the raw openings it stands for (column "
+              "multiplicity).")
 @json_option("Print the summary as one JSON object on stdout.")
 def openings_cmd(instance: Path, more_cells: tuple[str, ...], fmt: str, sides: str | None,
                  size: Size | None, store: Path, at: tuple, hamming: int, output: Path,
-                 symmetry_break: bool, form: str, as_json: bool) -> None:
+                 symmetry_break: bool, form: str, as_json: bool, distinct: bool = False) -> None:
     """Write every consistent combination of corolles at the chosen cells as partial boards.
 
     Consistent: no piece twice, overlapping cells agree, touching sides match.  Each opening
@@ -66,12 +70,15 @@ def openings_cmd(instance: Path, more_cells: tuple[str, ...], fmt: str, sides: s
         note("cells as separate arguments after --at are deprecated: repeat --at X,Y")
         chosen += [c for v in more_cells for c in CELLS.convert(v, None, None)]
     inst = load_instance(instance, fmt, sides, size)
-    op = openings(inst, store, chosen, hamming, symmetry_break=symmetry_break, form=form)
+    op = openings(inst, store, chosen, hamming, symmetry_break=symmetry_break, form=form,
+                  distinct=distinct)
     write_openings(output, op)
     if as_json:
         click.echo(json.dumps({**op.to_dict(), "out": str(output)}))
     else:
-        click.echo(f"{op.count:,} openings of {inst.name} ({inst.width}x{inst.height}) at "
+        raw = ("" if op.multiplicity is None
+               else f" distinct (standing for {int(op.multiplicity.sum()):,} raw)")
+        click.echo(f"{op.count:,} openings{raw} of {inst.name} ({inst.width}x{inst.height}) at "
                    f"{' '.join(f'{x},{y}' for x, y in chosen)}, hamming {hamming}"
                    f"{', symmetry broken' if symmetry_break else ''}: {len(op.covered)} cells "
                    f"each, written to {output} ({op.seconds:.2f} s)")

@@ -25,7 +25,8 @@ from e2store.instance.parsing import Size
 Cell = tuple[int, int]
 
 # -- library constants, mirrored so that --help imports no kernel module ------------------
-FORMS = ("flat", "prefix", "cartesian")  # e2store.corolles.forms.FORMS
+FORMS = ("flat", "prefix", "cartesian")  # e2store.store.layout.RAW_FORMS
+STORE_FORMS = (*FORMS, "distinct")  # e2store.store.layout.FORMS
 MAX_SHARDS = 4096  # e2store.store.stages.MAX_SHARDS
 DEFAULT_SAMPLES = 10_000_000  # e2store.corolles.sampling.DEFAULT_SAMPLES
 DEFAULT_TAIL = 1  # e2store.corolles.sampling.DEFAULT_TAIL

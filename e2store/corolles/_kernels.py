@@ -138,13 +138,15 @@ def count_prefixes(prefixes, n_levels, nb1, ns1, nb2, ns2, base, n_colours, bsta
 @njit(cache=True, nogil=True)
 def emit_chunk(state, pos, end, placed, used, start_level, n_levels, nb1, ns1, nb2, ns2, base,
                n_colours, bstart, cands, colours, slot_of, front_level, front_side, cells_out,
-               front_out):
+               front_out, nxt=None):
     """Resumable depth-first walk writing corolles column-wise into the output buffers.
 
     `state` = [level, fresh, done, nodes]: call again with the same state arrays to go on
     where the previous call stopped.  Levels below `start_level` are a fixed prefix already
     in `placed`/`used`.  Writes at most `cells_out.shape[1]` rows; returns the number written.
     Off-board rows of `cells_out` and `front_out` are never touched (the caller fills -1).
+    With `nxt` (next copy per piece, -1 for the last), a distinct walk: copies of a class
+    are placed lowest first, as in `count_prefixes`.
     """
     cap = cells_out.shape[1]
     n_front = front_level.shape[0]
@@ -166,7 +168,7 @@ def emit_chunk(state, pos, end, placed, used, start_level, n_levels, nb1, ns1, n
             if level < start_level:
                 state[2] = 1
                 break
-            used[placed[level] >> 2] = False
+            _take(used, placed[level] >> 2, nxt, False)
             continue
         c = cands[pos[level]]
         pos[level] += 1
@@ -185,7 +187,7 @@ def emit_chunk(state, pos, end, placed, used, start_level, n_levels, nb1, ns1, n
             if n == cap:
                 break
             continue
-        used[c >> 2] = True
+        _take(used, c >> 2, nxt, True)
         level += 1
         key = bucket(level, placed, nb1, ns1, nb2, ns2, base, n_colours, colours)
         pos[level] = bstart[key]

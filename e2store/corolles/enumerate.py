@@ -242,10 +242,13 @@ def count_corolles(instance: Instance, x: int, y: int, hamming: int, *, threads:
 
 def walk_chunks(layout: Layout, table: CandidateTable, chunk_rows: int = DEFAULT_CHUNK_ROWS,
                  prefix: np.ndarray | None = None, nodes_out: list[int] | None = None,
+                 dist: DistinctPieces | None = None,
                  ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Run `emit_chunk` to exhaustion, yielding (cells (S, n), frontier (F, n)) copies.
 
     When given, `nodes_out` receives the number of placements made once the walk ends.
+    With `dist` (and a `candidate_table(..., distinct=True)`), the distinct corolles:
+    copies of a class lowest first in walk order, one rotation per look.
     """
     L = layout.n_levels
     n_pieces = table.n_pieces
@@ -254,12 +257,16 @@ def walk_chunks(layout: Layout, table: CandidateTable, chunk_rows: int = DEFAULT
     pos = np.zeros(L, dtype=np.int64)
     end = np.zeros(L, dtype=np.int64)
     placed = np.zeros(L, dtype=np.int64)
-    used = np.zeros(n_pieces, dtype=np.bool_)
+    used = np.zeros(n_pieces, dtype=np.bool_) if dist is None else dist.blocked.copy()
+    nxt = None if dist is None else dist.nxt
     k = 0
     if prefix is not None and len(prefix):
         k = len(prefix)
         placed[:k] = prefix
-        used[np.asarray(prefix) >> 2] = True
+        for p in (np.asarray(prefix) >> 2).tolist():
+            used[p] = True
+            if nxt is not None and nxt[p] >= 0:
+                used[nxt[p]] = False
     if L == 0 or k >= L:
         return
     S = max(layout.n_slots, L)
@@ -269,7 +276,7 @@ def walk_chunks(layout: Layout, table: CandidateTable, chunk_rows: int = DEFAULT
         cells = np.full((S, rows + _PAD), -1, dtype=np.int16)[:, :rows]
         front = np.full((layout.n_frontier, rows + _PAD), -1, dtype=np.int8)[:, :rows]
         n = _kernels.emit_chunk(state, pos, end, placed, used, k, L, *args, layout.slot_of,
-                                layout.front_level, layout.front_side, cells, front)
+                                layout.front_level, layout.front_side, cells, front, nxt)
         if n:
             yield (cells, front) if n == rows else (cells[:, :n].copy(), front[:, :n].copy())
         if state[2]:

@@ -95,13 +95,20 @@ class DistinctPieces:
     (-1 for the last); `index`, its rank among the copies; `cls`, its class; `weight`, the
     raw fillings one placement of it stands for when the copies before it are placed,
     (multiplicity - index) * (4 / period); `blocked`, the pieces a walk starts with marked
-    used (every copy but the first of its class)."""
+    used (every copy but the first of its class); `period`, its rotation period; `same`,
+    per placement `piece*4+r` and rank j, the placement of its class's j-th copy that shows
+    the same colours with a rotation below that copy's period (copies may be stored turned
+    against each other); `alike`, per placement, every placement of its class showing the
+    same colours (padded with -1)."""
 
     nxt: np.ndarray
     index: np.ndarray
     cls: np.ndarray
     weight: np.ndarray
     blocked: np.ndarray
+    period: np.ndarray
+    same: np.ndarray
+    alike: np.ndarray
 
     @classmethod
     def of(cls_, instance) -> DistinctPieces:
@@ -113,8 +120,26 @@ class DistinctPieces:
         for p, c in enumerate(cls.tolist()):
             index[p] = seen.get(c, 0)
             seen[c] = index[p] + 1
-        weight = (mult[cls] - index) * (4 // rotation_period(pieces))
-        return cls_(next_copy(pieces), index, cls, weight.astype(np.int64), index > 0)
+        period = rotation_period(pieces)
+        weight = (mult[cls] - index) * (4 // period)
+        colours = np.asarray(instance.rotated_table())
+        look = {(q, tuple(colours[4 * q + r].tolist())): 4 * q + r
+                for q in range(len(cls)) for r in range(int(period[q]))}
+        members: dict[int, list[int]] = {}
+        for p, c in enumerate(cls.tolist()):
+            members.setdefault(c, []).append(p)
+        same = np.full((4 * len(cls), int(mult.max(initial=1))), -1, dtype=np.int64)
+        for a in range(4 * len(cls)):
+            shown = tuple(colours[a].tolist())
+            for j, q in enumerate(members[int(cls[a >> 2])]):
+                same[a, j] = look[(q, shown)]
+        alike = np.full((4 * len(cls), 4 * same.shape[1]), -1, dtype=np.int64)
+        for a in range(4 * len(cls)):
+            got = [4 * q + r for q in members[int(cls[a >> 2])] for r in range(4)
+                   if (colours[4 * q + r] == colours[a]).all()]
+            alike[a, :len(got)] = got
+        return cls_(next_copy(pieces), index, cls, weight.astype(np.int64), index > 0, period,
+                    same, alike)
 
     def kernel_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The `distinct` tuple of `e2store.corolles._kernels.count_prefixes`."""
@@ -127,3 +152,47 @@ class DistinctPieces:
         c = self.cls[rows]
         before = (c[:, :, None] == c[:, None, :]) & np.tri(rows.shape[1], k=-1, dtype=bool).T[None]
         return (before.sum(axis=1) == self.index[rows]).all(axis=1)
+
+    def canonical(self, rows: np.ndarray) -> np.ndarray:
+        """Per row of placements `piece*4+r` (n, k), -1 for an empty cell: the distinct
+        filling it belongs to, written the way a distinct walk in column order writes it
+        (each class's copies lowest first, each rotation below its piece's period).  Two
+        raw fillings are the same distinct filling exactly when their canonical rows are
+        equal; this is how a distinct row is named, whatever produced it."""
+        a = np.asarray(rows, dtype=np.int64)
+        on = a >= 0
+        piece = np.where(on, a >> 2, 0)
+        c = np.where(on, self.cls[piece], -1)
+        out = np.full(a.shape, -1, dtype=np.int64)
+        for j in range(a.shape[1]):
+            rank = np.where(on[:, j], (c[:, :j] == c[:, j:j + 1]).sum(axis=1), 0)
+            out[:, j] = np.where(on[:, j], self.same[np.maximum(a[:, j], 0), rank], -1)
+        return out.astype(np.asarray(rows).dtype)
+
+    def multiplicity(self, rows: np.ndarray) -> np.ndarray:
+        """Per canonical row (n, k) of placements (-1 empty): the raw fillings it stands
+        for, the product of its pieces' weights."""
+        a = np.asarray(rows, dtype=np.int64)
+        w = np.where(a >= 0, self.weight[np.maximum(a, 0) >> 2], 1)
+        return w.prod(axis=1, dtype=np.int64)
+
+    def expand(self, rows: np.ndarray) -> np.ndarray:
+        """Every raw filling of the distinct rows (n, k) (-1 empty): each cell given, in
+        turn, every piece of its class that shows its colours and no earlier cell holds.
+        The inverse of `canonical`: row i gives `multiplicity` rows."""
+        out = np.asarray(rows, dtype=np.int64)
+        width = self.alike.shape[1]
+        for j in range(out.shape[1]):
+            v = out[:, j]
+            on = v >= 0
+            opts = np.where(on[:, None], self.alike[np.maximum(v, 0)],
+                            np.where(np.arange(width) == 0, -1, -2)[None, :])
+            ok = np.where(on[:, None], opts >= 0, opts == -1)
+            earlier = out[:, :j]
+            clash = ((opts[:, :, None] >> 2) == (earlier[:, None, :] >> 2)) & (
+                earlier[:, None, :] >= 0)
+            ok &= ~(clash.any(axis=2) & (opts >= 0))
+            r, c = np.nonzero(ok)
+            out = out[r]
+            out[:, j] = opts[r, c]
+        return out.astype(np.asarray(rows).dtype)

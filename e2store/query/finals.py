@@ -32,7 +32,7 @@ import numpy as np
 
 from e2store.errors import MissingZoneError, SolverError
 from e2store.instance.model import GREY, Instance
-from e2store.store.layout import FORMS
+from e2store.store.layout import RAW_FORMS
 from e2store.store.read import read_manifest, read_partition
 from e2store.zones.geometry import SIDE_STEP, ring_offsets
 from e2store.zones.zonemap import zone_map
@@ -179,7 +179,12 @@ def region_corolles(root: str | Path, inst: Instance, x: int, y: int,
             f"{root}: no corolles of instance {inst.id} at hamming {hamming} for the finals "
             f"region ({x}, {y}) (zone {zone.id}, rotation {rot}); run `e2store enumerate "
             f"INSTANCE --hamming {hamming} --at {x},{y} --store {root}`")
-    form = next(f for f in FORMS if f in forms)
+    form = next((f for f in RAW_FORMS if f in forms), None)
+    if form is None:
+        raise MissingZoneError(
+            f"{root}: only distinct corolles of instance {inst.id} at hamming {hamming} for the "
+            f"finals region ({x}, {y}); finals need every corolle: run `e2store enumerate "
+            f"INSTANCE --hamming {hamming} --at {x},{y} --store {root}`")
     assert iid is not None
     cells, _ = read_partition(root, iid, hamming, zone.id, rot, form)
     return cells

@@ -32,11 +32,11 @@ from e2store.errors import MissingInstanceError, MissingZoneError, StoreError
 from e2store.instance.formats import read_instance
 from e2store.instance.model import Instance
 from e2store.store.layout import (
-    FORMS,
     INSTANCES_VIEW_SCHEMA,
     MANIFEST,
     MANIFEST_VIEW_SCHEMA,
     PARTITION_SCHEMA,
+    RAW_FORMS,
     cartesian_schema,
     flat_schema,
     meta_name,
@@ -244,7 +244,7 @@ class CorolleStore:
     def _stored_placements(self, instance, hamming, zone, rotation) -> pa.Table | None:
         """The cardinality from the per-slot placement sets a partition record keeps
         (written with the partition), or None for a store written without them."""
-        for form in FORMS:
+        for form in RAW_FORMS:  # a distinct form's placements name only the first copies
             part = self.get_partition(instance, hamming, zone, rotation, form)
             if part is None:
                 continue

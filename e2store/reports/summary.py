@@ -165,7 +165,9 @@ def format_markdown(summary: dict) -> str:
         "(derived rotations included); seconds: enumeration time summed over zones; "
         "checksum: sha256 over this instance, hamming and form's data files (first 12 hex "
         "digits). Forms: flat and prefix store a row per corolle, cartesian a row per stem "
-        "(rings 0..h-1) with the last ring's candidate lists; totals add up every form.",
+        "(rings 0..h-1) with the last ring's candidate lists, distinct a row per distinct "
+        "corolle (identical pieces interchangeable; its corolles are the raw ones it stands "
+        "for); totals add up every form.",
         "",
     ]
     return "\n".join(lines)

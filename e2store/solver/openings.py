@@ -34,6 +34,7 @@ import numpy as np
 
 from e2store.errors import MissingInstanceError, MissingZoneError, SolverError
 from e2store.files import atomic_write
+from e2store.instance.classes import DistinctPieces
 from e2store.instance.model import GREY, Instance
 from e2store.solver.plan import board_dtype, symmetry_roots
 from e2store.store.layout import board_schema, meta_name, partition_dir
@@ -50,7 +51,10 @@ JOIN_PAIRS = 1 << 22  # candidate pairs per join chunk (bounds the join's memory
 @dataclass
 class Openings:
     """A table of openings: (n, W*H) packed boards `boards` (-1 = empty cell, index y*W+x),
-    all covering the same cells `covered`; built from the corolles at `cells`."""
+    all covering the same cells `covered`; built from the corolles at `cells`.  Distinct
+    openings (`multiplicity` set): one board per distinct opening (identical pieces
+    interchangeable, symmetric rotations merged; copies lowest first in cell order) and the
+    raw openings each stands for."""
 
     instance: str
     name: str
@@ -62,6 +66,7 @@ class Openings:
     boards: np.ndarray
     seconds: float = 0.0
     sizes: list[int] = field(default_factory=list)  # table rows after each join
+    multiplicity: np.ndarray | None = None  # distinct openings: raw openings per board
 
     @property
     def count(self) -> int:
@@ -79,7 +84,9 @@ class Openings:
                 "height": self.height, "cells": [list(c) for c in self.cells],
                 "hamming": self.hamming, "symmetry_break": self.symmetry_break,
                 "openings": self.count, "covered_cells": len(self.covered),
-                "join_sizes": self.sizes, "seconds": round(self.seconds, 6)}
+                "join_sizes": self.sizes, "seconds": round(self.seconds, 6),
+                **({} if self.multiplicity is None else
+                   {"distinct": True, "raw_openings": int(self.multiplicity.sum())})}
 
 
 # --------------------------------------------------------------------------- building
@@ -242,13 +249,15 @@ def _symmetry_filter(inst: Instance, t: _Table) -> np.ndarray:
 
 def openings(instance: Instance, store_root: str | Path, cells: Sequence[tuple[int, int]],
              hamming: int, *, symmetry_break: bool = False, form: str = "flat",
-             max_rows: int = DEFAULT_MAX_OPENINGS) -> Openings:
+             max_rows: int = DEFAULT_MAX_OPENINGS, distinct: bool = False) -> Openings:
     """Every consistent combination of the store's hamming-h corolles at `cells`.
 
     Rows are sorted (lexicographically over the covered cells in index order).  With
     `symmetry_break` only openings that agree with a symmetry root of the solver are kept
     (the root cells must be covered); see the module docstring.  More than `max_rows` rows
-    after any join raise `SolverError`.
+    after any join raise `SolverError`.  With `distinct`, the distinct openings: the raw
+    ones grouped by `DistinctPieces.canonical` over the covered cells, each with the raw
+    openings it stands for (`Openings.multiplicity`).
     """
     cells = [(int(x), int(y)) for x, y in cells]
     _check_cells(instance, cells, hamming)
@@ -283,10 +292,17 @@ def openings(instance: Instance, store_root: str | Path, cells: Sequence[tuple[i
     boards = np.full((len(table), w * h), -1, dtype=board_dtype(instance.n_pieces))
     boards[:, table.cols] = table.values
     cols = sorted(table.cols)
-    if len(boards) > 1:
+    mult = None
+    if distinct:
+        rows, mult = np.unique(DistinctPieces.of(instance).canonical(boards[:, cols]), axis=0,
+                               return_counts=True)  # sorted as below
+        boards = np.full((len(rows), w * h), -1, dtype=boards.dtype)
+        boards[:, cols] = rows
+        mult = mult.astype(np.int64)
+    elif len(boards) > 1:
         boards = boards[np.lexsort(boards[:, cols[::-1]].T)]
     return Openings(instance.id, instance.name, w, h, cells, hamming, bool(symmetry_break),
-                    boards, time.perf_counter() - t0, sizes)
+                    boards, time.perf_counter() - t0, sizes, mult)
 
 
 # --------------------------------------------------------------------------- files
@@ -295,7 +311,8 @@ def openings(instance: Instance, store_root: str | Path, cells: Sequence[tuple[i
 def write_openings(path: str | Path, op: Openings) -> None:
     """Write openings atomically as Parquet (zstd): columns `c0..c{W*H-1}` int16 packed
     (-1 = empty), key-value metadata: format, version, instance, name, width, height, cells,
-    hamming, symmetry_break, count."""
+    hamming, symmetry_break, count; distinct openings add the column `multiplicity` (int64)
+    and the metadata `distinct` = true."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -307,8 +324,12 @@ def write_openings(path: str | Path, op: Openings) -> None:
             "count": str(op.count)}
     typ = pa.int16() if op.boards.dtype == np.int16 else pa.int32()
     schema = board_schema([f"c{i}" for i in range(n)], typ, meta)
-    table = pa.Table.from_arrays([pa.array(np.ascontiguousarray(op.boards[:, i]), type=typ)
-                                  for i in range(n)], schema=schema)
+    cols = [pa.array(np.ascontiguousarray(op.boards[:, i]), type=typ) for i in range(n)]
+    if op.multiplicity is not None:
+        schema = schema.append(pa.field("multiplicity", pa.int64())).with_metadata(
+            {**meta, "distinct": "true"})
+        cols.append(pa.array(op.multiplicity, type=pa.int64()))
+    table = pa.Table.from_arrays(cols, schema=schema)
     atomic_write(path, lambda fh: pq.write_table(table, fh, compression="zstd"))
 
 
@@ -332,14 +353,21 @@ def read_openings(path: str | Path) -> Openings:
                           f"e2store reads ({OPENINGS_VERSION}); upgrade e2store")
     w, h = int(kv["width"]), int(kv["height"])
     t = pf.read()
-    boards = (np.column_stack([t.column(i).to_numpy() for i in range(t.num_columns)])
-              if t.num_rows else np.zeros((0, w * h), np.int16))
+    distinct = kv.get("distinct") == "true"
+    mult = (t.column("multiplicity").to_numpy().astype(np.int64)
+            if distinct and "multiplicity" in t.column_names else None)
+    if distinct and mult is None:
+        raise SolverError(f"{p}: distinct openings without a multiplicity column (damaged "
+                          f"file)")
+    boards = (np.column_stack([t.column(f"c{i}").to_numpy() for i in range(w * h)])
+              if t.num_rows and all(f"c{i}" in t.column_names for i in range(w * h))
+              else np.zeros((t.num_rows, t.num_columns - distinct), np.int16))
     if boards.shape[1] != w * h or len(boards) != int(kv["count"]):
         raise SolverError(f"{p}: {boards.shape[1]} columns and {len(boards)} rows, metadata "
                           f"says {w * h} and {kv['count']} (damaged file)")
     return Openings(kv["instance"], kv.get("name", ""), w, h,
                     [tuple(c) for c in json.loads(kv["cells"])], int(kv["hamming"]),
-                    bool(json.loads(kv["symmetry_break"])), boards)
+                    bool(json.loads(kv["symmetry_break"])), boards, multiplicity=mult)
 
 
 # --------------------------------------------------------------------------- solving

@@ -313,6 +313,10 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
                           f"not of {instance.id} ({instance.width}x{instance.height})")
     if workers < 1:
         raise SolverError(f"workers {workers} (expected >= 1)")
+    if ops.multiplicity is not None:
+        raise SolverError("these are distinct openings (`e2store openings --distinct`): a "
+                          "search from them is not supported yet; write the openings without "
+                          "--distinct, or run `e2store solve --all --distinct`")
     _unrolled.check_choice(kernel)
     index = np.arange(ops.count, dtype=np.int64)
     if shard is not None:

@@ -14,10 +14,11 @@ from e2store.lazy import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "layout": ("FORMAT_VERSION", "FORMS", "FORM_FILE", "LOCK", "MANIFEST", "PARTITION_META",
-               "ROWS_PER_FILE", "STAGING", "STORE_CHUNK_ROWS", "ZSTD_LEVEL", "cartesian_schema",
-               "flat_schema", "layout_metadata", "meta_name", "partition_dir", "prefix_schema"),
+               "RAW_FORMS", "ROWS_PER_FILE", "STAGING", "STORE_CHUNK_ROWS", "ZSTD_LEVEL",
+               "cartesian_schema", "distinct_schema", "flat_schema", "layout_metadata",
+               "meta_name", "partition_dir", "prefix_schema"),
     "read": ("check_file_hash", "check_file_metadata", "checked_files", "checked_paths", "damaged",
-             "iter_partition", "read_manifest",
+             "iter_partition", "read_distinct", "read_manifest",
              "read_partition", "read_record"),
     "write": ("FileSeq", "PartitionResult", "check_rotations", "clean_staging", "file_lock",
               "partition_record", "publish_partition", "result_of", "staging_run", "store_lock",

@@ -37,6 +37,7 @@ from e2store.corolles.placements import (
     rotate_placements,
 )
 from e2store.errors import StoreError
+from e2store.instance.classes import DistinctPieces
 from e2store.instance.model import Instance
 from e2store.store.layout import (
     FORM_FILE,
@@ -44,6 +45,7 @@ from e2store.store.layout import (
     ROWS_PER_FILE,
     STORE_CHUNK_ROWS,
     cartesian_schema,
+    distinct_schema,
     flat_schema,
     layout_metadata,
     meta_name,
@@ -75,9 +77,10 @@ class _TaskResult:
 
     rows: int
     nodes: int
-    buffers: dict[int, list[tuple[np.ndarray, np.ndarray]]] | None
+    buffers: dict[int, list[tuple]] | None  # per rotation: (cells, front, mult or None)
     files: dict[int, list[dict]] | None
-    seen: np.ndarray  # placements per slot at rotation 0 (placements_seen)
+    seen: dict[int, np.ndarray]  # placements per slot (placements_seen), per rotation marked
+    raw: int  # raw corolles (the rows, but for a distinct walk)
 
 
 class _Stopped(Exception):
@@ -120,22 +123,32 @@ def enumerate_zone(root: Path, instance: Instance, zone: Zone, hamming: int, *,
         dirs = {r: staging_root / f"zone={zone.id}-rotation={r}" for r in rotations}
         for r in {r for r, _ in todo}:
             dirs[r].mkdir(parents=True)
-        walked = [(r, f) for r, f in todo if f != "cartesian"]
-        written: dict[tuple[int, str], tuple] = {}
+        walked = [(r, f) for r, f in todo if f in ("flat", "prefix")]
+        written: dict[tuple[int, str], tuple] = {}  # (files, rows, corolles, seconds, seen)
         nodes = 0  # search nodes of the full walk; 0 when only stems were walked
+        walk_nodes: dict[str, int] = {}
         if walked:
             done, nodes, seen = write_walked_partitions(
                 instance, zone, hamming, layout, walked, dirs, threads, chunk_rows,
                 rows_per_file, progress)
-            written.update({key: (*v, seen) for key, v in done.items()})
+            written.update({(r, f): (*v, rotate_placements(seen, hamming, r))
+                            for (r, f), v in done.items()})
         if any(f == "cartesian" for _, f in todo):
-            written.update(write_cartesian_partitions(instance, zone, hamming, layout, todo, dirs,
-                                            threads, rows_per_file))
+            done = write_cartesian_partitions(instance, zone, hamming, layout, todo, dirs,
+                                              threads, rows_per_file)
+            written.update({(r, f): (*v[:4], rotate_placements(v[4], hamming, r))
+                            for (r, f), v in done.items()})
+        if any(f == "distinct" for _, f in todo):
+            done, walk_nodes["distinct"], seen_r = write_walked_partitions(
+                instance, zone, hamming, layout, [k for k in todo if k[1] == "distinct"],
+                dirs, threads, chunk_rows, rows_per_file, progress,
+                dist=DistinctPieces.of(instance))
+            written.update({(r, f): (*v, seen_r[r]) for (r, f), v in done.items()})
         for (r, f), (files, rows, corolles, seconds, seen) in written.items():
             meta = partition_record(instance, zone, hamming, r, f, rows=rows,
-                                    corolles=corolles, nodes=nodes, seconds=seconds,
-                                    files=files, placements=placements_hex(
-                                        rotate_placements(seen, hamming, r)))
+                                    corolles=corolles, nodes=walk_nodes.get(f, nodes),
+                                    seconds=seconds, files=files,
+                                    placements=placements_hex(seen))
             (dirs[r] / meta_name(f)).write_text(json.dumps(meta, indent=1))
             results.append(result_of(meta, skipped=False))
         with store_lock(root):
@@ -169,23 +182,27 @@ def write_cartesian_partitions(instance, zone, hamming, layout, todo, dirs, thre
 
 
 def write_walked_partitions(instance, zone, hamming, layout, todo, dirs, threads, chunk_rows,
-                  rows_per_file, progress, prefixes=None, nodes=0):
+                  rows_per_file, progress, prefixes=None, nodes=0, dist=None):
     """flat and prefix partitions from one walk of every corolle (see enumerate_zone).
 
     `prefixes` (with the `nodes` spent building them) restricts the walk to those prefix
-    subtrees, in order: a shard of the zone (stages.py); default every corolle."""
+    subtrees, in order: a shard of the zone (stages.py); default every corolle.  With
+    `dist` (DistinctPieces), the distinct partitions from a walk of the distinct corolles:
+    rotated rows are made canonical again, each row carries its multiplicity, the
+    `corolles` returned are the raw ones and the placements seen come per rotation."""
     t0 = time.perf_counter()
-    table = candidate_table(instance, layout)
+    table = candidate_table(instance, layout, dist is not None)
     if prefixes is None:
-        prefixes, nodes = choose_prefix_depth(layout, table, TASKS_PER_ZONE)
+        prefixes, nodes = choose_prefix_depth(layout, table, TASKS_PER_ZONE, dist)
     batches = np.array_split(prefixes, min(len(prefixes), TASKS_PER_ZONE)) if len(
         prefixes) else []
     rots = sorted({r for r, _ in todo})
+    marked = rots if dist is not None else [0]  # placements seen: per rotation, or at 0
     schemas = {}
     for r, f in todo:
         meta = layout_metadata(f, instance.id, hamming, zone.id, r)
-        schemas[(r, f)] = (flat_schema(hamming, meta) if f == "flat"
-                          else prefix_schema(hamming, meta))
+        schemas[(r, f)] = {"flat": flat_schema, "prefix": prefix_schema,
+                           "distinct": distinct_schema}[f](hamming, meta)
     stop = threading.Event()
     tick_lock = threading.Lock()
 
@@ -193,28 +210,39 @@ def write_walked_partitions(instance, zone, hamming, layout, todo, dirs, threads
         r, f = key
         return FileSeq(dirs[r], f"{f}-{stem}", schemas[key], rows_per_file, form=f)
 
+    def turned(cells, front, r):
+        """A chunk at rotation r: (cells, front, multiplicities or None)."""
+        if dist is None:
+            return (cells, front, None) if r == 0 else (*rotate_chunk(cells, front, hamming, r),
+                                                        None)
+        mult = dist.multiplicity(cells.T)
+        if r == 0:  # the walk's order is the column order: already canonical
+            return cells, front, mult
+        c, f = rotate_chunk(cells, front, hamming, r)
+        return np.ascontiguousarray(dist.canonical(c.T).T), f, mult
+
     def task(idx: int, batch: np.ndarray) -> _TaskResult:
         buffers: dict | None = {r: [] for r in rots}
-        seen = placements_seen(hamming, instance.n_pieces)
+        seen = {r: placements_seen(hamming, instance.n_pieces) for r in marked}
         seqs: dict = {}
-        rows = task_nodes = 0
+        rows = task_nodes = raw = 0
         try:
             for prefix in batch:
                 box: list[int] = []
                 for cells, front in walk_chunks(layout, table, chunk_rows, prefix,
-                                                 nodes_out=box):
+                                                 nodes_out=box, dist=dist):
                     if stop.is_set():
                         raise _Stopped
-                    out = {r: (cells, front) if r == 0 else
-                           rotate_chunk(cells, front, hamming, r)
-                           for r in rots}
+                    out = {r: turned(cells, front, r) for r in rots}
                     rows += cells.shape[1]
-                    mark_placements(seen, cells)
+                    raw += cells.shape[1] if dist is None else int(out[0][2].sum())
+                    for r in marked:
+                        mark_placements(seen[r], out[r][0] if dist is not None else cells)
                     if buffers is not None and rows > SPILL_ROWS:
                         seqs = {key: seq(key, f"task-{idx:05d}") for key in todo}
                         for (r, _f), q in seqs.items():
-                            for c, fr in buffers[r]:
-                                q.write(c, fr)
+                            for buf in buffers[r]:
+                                q.write(*buf)
                         buffers = None
                     if buffers is None:
                         for (r, _f), q in seqs.items():
@@ -231,12 +259,12 @@ def write_walked_partitions(instance, zone, hamming, layout, todo, dirs, threads
             for q in seqs.values():
                 q.abort()
             raise
-        return _TaskResult(rows, task_nodes, buffers, files, seen)
+        return _TaskResult(rows, task_nodes, buffers, files, seen, raw)
 
     merge: dict = {}
     pieces: dict = {key: [] for key in todo}
-    total = 0
-    seen = placements_seen(hamming, instance.n_pieces)
+    total = raw = 0
+    seen = {r: placements_seen(hamming, instance.n_pieces) for r in marked}
 
     def flush_merge() -> None:
         for key, q in merge.items():
@@ -258,7 +286,9 @@ def write_walked_partitions(instance, zone, hamming, layout, todo, dirs, threads
                         pending.append((nxt[0], pool.submit(task, *nxt)))
                     total += res.rows
                     nodes += res.nodes
-                    seen |= res.seen
+                    raw += res.raw
+                    for r in marked:
+                        seen[r] |= res.seen[r]
                     if res.files is not None:
                         flush_merge()
                         for key in todo:
@@ -268,8 +298,8 @@ def write_walked_partitions(instance, zone, hamming, layout, todo, dirs, threads
                         for key in todo:
                             if key not in merge:
                                 merge[key] = seq(key, f"merge-{idx:05d}")
-                            for c, fr in res.buffers[key[0]]:
-                                merge[key].write(c, fr)
+                            for buf in res.buffers[key[0]]:
+                                merge[key].write(*buf)
             except BaseException:
                 stop.set()
                 for _, fut in pending:
@@ -289,8 +319,8 @@ def write_walked_partitions(instance, zone, hamming, layout, todo, dirs, threads
             name = f"{FORM_FILE[f]}-{i:05d}.parquet"
             os.replace(dirs[r] / x["file"], dirs[r] / name)
             x["file"] = name
-        out[key] = (pieces[key], total, total, seconds)
-    return out, nodes, seen
+        out[key] = (pieces[key], total, raw, seconds)
+    return out, nodes, (seen if dist is not None else seen[0])
 
 
 def enumerate_store(root: Path, instance: Instance, hamming: int, zones: Iterable[int] | None,

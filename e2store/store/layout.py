@@ -33,7 +33,7 @@ from e2store.zones.geometry import (
 FORMAT_VERSION = 1
 
 
-FORM_FILE = {"flat": "part", "prefix": "prefix", "cartesian": "cartesian"}
+FORM_FILE = {"flat": "part", "prefix": "prefix", "cartesian": "cartesian", "distinct": "distinct"}
 
 
 MANIFEST = "manifest.json"
@@ -90,7 +90,15 @@ def layout_metadata(form: str, instance_id: str, hamming: int, zone: int, rotati
             [[int(a), int(b)] for a, b in zip(fslots, fsides, strict=True)]
         ),
     }
-FORMS = ("flat", "prefix", "cartesian")
+FORMS = ("flat", "prefix", "cartesian", "distinct")
+RAW_FORMS = FORMS[:3]  # the forms that hold every corolle (all three expand to the same rows)
+
+
+def distinct_schema(hamming: int, metadata: dict[str, str] | None = None) -> pa.Schema:
+    """A distinct row: the flat columns of one distinct corolle (identical pieces
+    interchangeable, symmetric rotations merged; e2store.instance.classes), then
+    `multiplicity` (int64), the raw corolles it stands for."""
+    return flat_schema(hamming, metadata).append(pa.field("multiplicity", pa.int64()))
 
 
 def prefix_schema(hamming: int, metadata: dict[str, str] | None = None) -> pa.Schema:

@@ -18,7 +18,9 @@ from e2store.store.layout import (
     FORMAT_VERSION,
     FORMS,
     MANIFEST,
+    RAW_FORMS,
     cartesian_schema,
+    distinct_schema,
     flat_schema,
     meta_name,
     partition_dir,
@@ -29,7 +31,8 @@ from e2store.zones.geometry import (
     n_slots,
 )
 
-FORM_SCHEMA = {"flat": flat_schema, "prefix": prefix_schema, "cartesian": cartesian_schema}
+FORM_SCHEMA = {"flat": flat_schema, "prefix": prefix_schema, "cartesian": cartesian_schema,
+               "distinct": distinct_schema}
 
 
 def read_manifest(root: Path) -> dict:
@@ -154,6 +157,9 @@ def iter_partition(root: Path, instance_id: str, hamming: int, zone: int, rotati
     """Stream a partition of any form as flat row-major (cells (n, S), frontier (n, F))
     chunks, one per file; compact forms are expanded (frontier from the instance)."""
     S, F = n_slots(hamming), n_frontier(hamming)
+    if form == "distinct":
+        raise StoreError(f"the distinct form holds one row per distinct corolle, not every "
+                         f"corolle: read it with `read_distinct`, or read a form of {RAW_FORMS}")
     if form != "flat" and instance is None:
         from e2store.instance.formats import read_instance
 
@@ -176,6 +182,24 @@ def iter_partition(root: Path, instance_id: str, hamming: int, zone: int, rotati
                 raise StoreError(f"{where}: damaged cartesian file: {e}; run `e2store verify "
                                  f"--store {root}`") from None
         yield cells, frontier_of(cells, instance, hamming)
+
+
+def read_distinct(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A distinct partition as row-major (cells (n, S), frontier (n, F), multiplicity (n,)):
+    one row per distinct corolle (identical pieces interchangeable, symmetric rotations
+    merged: `e2store.instance.classes.DistinctPieces.canonical`), and the raw corolles each
+    stands for."""
+    S, F = n_slots(hamming), n_frontier(hamming)
+    cells, front, mult = [np.zeros((0, S), np.int16)], [np.zeros((0, F), np.int8)], [
+        np.zeros(0, np.int64)]
+    for t in _read_tables(root, instance_id, hamming, zone, rotation, "distinct"):
+        if len(t):
+            arr = np.column_stack([t.column(i).to_numpy() for i in range(S + F)])
+            cells.append(arr[:, :S].astype(np.int16))
+            front.append(arr[:, S:].astype(np.int8))
+            mult.append(t.column("multiplicity").to_numpy().astype(np.int64))
+    return np.concatenate(cells), np.concatenate(front), np.concatenate(mult)
 
 
 def read_partition(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,

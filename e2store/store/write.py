@@ -151,12 +151,14 @@ class FileSeq:
         self.files: list[dict] = []
         self._writer: pq.ParquetWriter | None = None
         self._file_rows = 0
-        self._pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]] = []
         self._pending_rows = 0
 
-    def write(self, cells: np.ndarray, front: np.ndarray) -> None:
-        """Queue a chunk; small chunks are gathered into row groups of ~group_rows rows."""
-        self._pending.append((cells, front))
+    def write(self, cells: np.ndarray, front: np.ndarray, mult: np.ndarray | None = None,
+              ) -> None:
+        """Queue a chunk (with `mult`, its rows' multiplicities: the distinct form); small
+        chunks are gathered into row groups of ~group_rows rows."""
+        self._pending.append((cells, front, mult))
         self._pending_rows += cells.shape[1]
         if self._pending_rows >= self.group_rows:
             self._flush()
@@ -165,10 +167,12 @@ class FileSeq:
         if not self._pending:
             return
         if len(self._pending) == 1:
-            cells, front = self._pending[0]
+            cells, front, mult = self._pending[0]
         else:
-            cells = np.concatenate([c for c, _ in self._pending], axis=1)
-            front = np.concatenate([f for _, f in self._pending], axis=1)
+            cells = np.concatenate([c for c, _, _ in self._pending], axis=1)
+            front = np.concatenate([f for _, f, _ in self._pending], axis=1)
+            mult = (None if self._pending[0][2] is None
+                    else np.concatenate([m for _, _, m in self._pending]))
         self._pending, self._pending_rows = [], 0
         n, off = cells.shape[1], 0
         while off < n:
@@ -183,6 +187,8 @@ class FileSeq:
             else:
                 cols = [pa.array(c[off:off + take]) for c in cells]
                 cols += [pa.array(f[off:off + take]) for f in front]
+                if mult is not None:
+                    cols.append(pa.array(mult[off:off + take]))
                 table = pa.Table.from_arrays(cols, schema=self.schema)
             self._writer.write_table(table)
             self._file_rows += take
