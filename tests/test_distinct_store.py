@@ -173,3 +173,31 @@ def test_cli_openings_distinct(store, tmp_path):
     assert d["distinct"] and d["raw_openings"] > d["openings"] == read_openings(out).count
     res = CliRunner().invoke(main, ["solve", str(path), "--openings", str(out)])
     assert res.exit_code != 0 and "distinct openings" in res.output
+
+
+def test_tabulate_distinct_equals_the_distinct_count(tmp_path):
+    """Sharded distinct count records sum to `count_corolles(..., distinct=True)`, resume,
+    and make the distinct tables."""
+    from e2store.corolles.enumerate import count_corolles
+    from e2store.zones.zonemap import zone_map
+
+    inst = dup_instance(*CASE)
+    path = tmp_path / "dup.e2s"
+    write_e2store(inst, path)
+    args = ["tabulate", str(path), "--hamming", "2", "--distinct", "--records",
+            str(tmp_path / "rec"), "--shard-stems", "1", "--max-shards", "3", "--json",
+            "-o", str(tmp_path / "tables")]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in res.output.splitlines()]
+    assert len(rows) == len(zone_map(4, 3, 2).zones) and any(r["shards"] > 1 for r in rows)
+    for r in rows:
+        want = count_corolles(inst, r["x"], r["y"], 2, distinct=True)
+        assert (r["corolles"], r["raw_corolles"]) == (want.corolles, want.raw), r
+        assert r["raw_corolles"] == count_corolles(inst, r["x"], r["y"], 2).corolles
+    again = CliRunner().invoke(main, args)
+    assert all(json.loads(line)["resumed"] == json.loads(line)["shards"]
+               for line in again.output.splitlines())
+    table = (tmp_path / "tables" / "distinct_h2.csv").read_text().splitlines()
+    assert len(table) == 1 + len(rows)
+    assert (tmp_path / "tables" / "distinct_raw_h2.md").exists()

@@ -68,6 +68,7 @@ def written(tmp_path_factory) -> dict[str, list[Path]]:
     _run("stage", "rotate", inst, *common, "--form", "flat")
     _run("stage", "encode", inst, *common, "--form", "prefix")
     _run("stage", "encode", inst, *common, "--form", "cartesian")
+    _run("enumerate", inst, "--hamming", "1", "--distinct", "--store", st)
     # count plans (one zone left out at hamming 2) and count records (every method)
     _run("stage", "count-plan", inst, "--hamming", "1", "-o", d / "count-plan-h1.json")
     _run("stage", "count-plan", inst, "--hamming", "2", "--max-stems", "1", "-o",
@@ -76,18 +77,20 @@ def written(tmp_path_factory) -> dict[str, list[Path]]:
     _run("tabulate", inst, "--hamming", "1", "--hamming", "2", "--records", rec,
          "--shard-stems", "1", "--max-shards", "3")
     _run("tabulate", inst, "--hamming", "3", "--at", "0,0", "--records", rec)
+    _run("tabulate", inst, "--hamming", "1", "--distinct", "--records", rec, "--shard-stems",
+         "1", "--max-shards", "2")
     files = {
         "manifest": [st / "manifest.json"],
         "partition": sorted(st.glob("instance=*/hamming=*/zone=*/rotation=*/_partition*.json")),
         "zone-plan": [plan],
         "count-plan": sorted(d.glob("count-plan-h*.json")),
-        "count-record": sorted(rec.glob("*/h*/*-*/shard-*-of-*.json")),
+        "count-record": sorted(rec.glob("*/h*/*-*/*shard-*-of-*.json")),
     }
     records = [json.loads(p.read_text()) for p in files["partition"]]
-    assert {r["form"] for r in records} == {"flat", "prefix", "cartesian"}
+    assert {r["form"] for r in records} == {"flat", "prefix", "cartesian", "distinct"}
     assert any("shards" in r for r in records) and any("source" in r for r in records)
     methods = {json.loads(p.read_text())["method"] for p in files["count-record"]}
-    assert methods == {"factorised-mobius-2", "arms-1"}
+    assert methods == {"factorised-mobius-2", "arms-1", "distinct-walk-1"}
     return files
 
 

@@ -87,6 +87,7 @@ def _cells(inst, hamming: int, at: tuple = ()) -> list[tuple[int, int]]:
     "--records records/ -o tables/",
     "e2store tabulate pieces_7x7.txt --hamming 3 --max-stems 2e9 --records records/ "
     "--threads 2 --json",
+    "e2store tabulate clue1_jwortmann.txt --hamming 1 --distinct --records records/ -o tables/",
 ])
 @click.argument("instances", nargs=-1, required=True,
                 type=click.Path(dir_okay=False, path_type=Path))
@@ -103,17 +104,22 @@ def _cells(inst, hamming: int, at: tuple = ()) -> list[tuple[int, int]]:
 @_max_stems_option
 @output_option("Also write the tables corolles_h<h> and seconds_h<h> (.csv, .md) in this "
                "directory.", directory=True)
+@click.option("--distinct", is_flag=True,
+              help="Count the distinct corolles (identical pieces interchangeable, symmetric "
+              "rotations merged) by walking them, with the raw count they stand for; tables "
+              "distinct_h<h>, distinct_raw_h<h>, distinct_seconds_h<h>.")
 @threads_option
 @json_option("One JSON object per zone on stdout.")
 def tabulate(instances: tuple[Path, ...], fmt: str, sides: str | None, size: Size | None,
              hammings: tuple[int, ...], at: tuple, records: Path, shard_stems: int,
              max_shards: int, max_stems: float | None, output: Path | None, threads: int,
-             as_json: bool) -> None:
+             as_json: bool, distinct: bool = False) -> None:
     """Exact corolle counts of every zone of every board: the count tables.
 
     Counted shard by shard with the best method of the hamming (arms at hamming 3, else
     factorised: the same counts as `e2store count`); each shard leaves a record under
-    --records, so a rerun resumes where the last one stopped.
+    --records, so a rerun resumes where the last one stopped.  --distinct walks the
+    distinct corolles instead (`e2store count --distinct`).
     """
     from e2store.counts.shards import count_tables, count_zone, plan_count_zones, uncounted_zones
     from e2store.reports.tables import write_tables
@@ -140,19 +146,24 @@ def tabulate(instances: tuple[Path, ...], fmt: str, sides: str | None, size: Siz
                         click.echo(f"{path.stem:<22} {h:>2} {x:>3} {y:>3} "
                                    f"{'left out: ' + format(zp['stems'], '.2e') + ' stems':>28}")
                     continue
-                z = count_zone(records, inst, x, y, h, shards, threads=threads, progress=True)
+                z = count_zone(records, inst, x, y, h, shards, threads=threads, progress=True,
+                               distinct=distinct)
                 if as_json:
                     click.echo(json.dumps({"instance": inst.id, "x": x, "y": y, "zone": z.zone,
                                            "hamming": h, "corolles": z.corolles,
                                            "stems": z.stems, "shards": shards,
                                            "resumed": z.resumed,
-                                           "seconds": round(z.seconds, 6)}))
+                                           "seconds": round(z.seconds, 6),
+                                           **({"distinct": True, "raw_corolles": z.raw}
+                                              if distinct else {})}))
                 else:
-                    click.echo(f"{path.stem:<22} {h:>2} {x:>3} {y:>3} {z.corolles:>28,} "
+                    shown = (f"{z.corolles:,} ({z.raw:,} raw)" if distinct
+                             else f"{z.corolles:,}")
+                    click.echo(f"{path.stem:<22} {h:>2} {x:>3} {y:>3} {shown:>28} "
                                f"{shards:>6} {z.seconds:>10.2f}")
     if output is not None:
         write_tables(count_tables(records, [(_board(p, i), i) for p, i in loaded], hammings,
-                                  uncounted_zones(plans)), output)
+                                  uncounted_zones(plans), distinct=distinct), output)
 
 
 @command("count-shard", legacy={"--out": "--records"}, examples=[

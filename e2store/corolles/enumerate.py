@@ -201,10 +201,23 @@ def count_corolles(instance: Instance, x: int, y: int, hamming: int, *, threads:
     t0 = time.perf_counter()
     layout = corolle_layout(instance.width, instance.height, x, y, hamming)
     table = candidate_table(instance, layout, distinct)
-    args = kernel_args(layout, table)
-    L = layout.n_levels
     dist = DistinctPieces.of(instance) if distinct else None
     prefixes, prefix_nodes = choose_prefix_depth(layout, table, 64 * max(1, threads), dist)
+    total, nodes, raw_total = count_below(layout, table, prefixes, dist, threads=threads,
+                                          progress=progress,
+                                          desc=f"count ({x},{y}) h={hamming}")
+    return CountResult(x, y, hamming, total, nodes + prefix_nodes, time.perf_counter() - t0,
+                       raw_total if distinct else None)
+
+
+def count_below(layout: Layout, table: CandidateTable, prefixes: np.ndarray,
+                dist: DistinctPieces | None = None, *, threads: int = 1,
+                progress: bool = False, desc: str = "count") -> tuple[int, int, int]:
+    """(corolles, nodes, raw corolles) below the prefixes, in batches over `threads`
+    threads; with `dist` (and a distinct `table`) the distinct corolles and their raw
+    count, else raw = corolles."""
+    args = kernel_args(layout, table)
+    L = layout.n_levels
     n_batches = min(len(prefixes), 256 * max(1, threads)) or 1
     batches = np.array_split(prefixes, n_batches) if len(prefixes) else []
 
@@ -217,8 +230,8 @@ def count_corolles(instance: Instance, x: int, y: int, hamming: int, *, threads:
                                        raw)
         return int(c.sum()), int(n.sum()), int(raw.sum())
 
-    total, nodes, raw_total = 0, prefix_nodes, 0
-    with tqdm(total=len(batches), desc=f"count ({x},{y}) h={hamming}", unit="batch",
+    total, nodes, raw_total = 0, 0, 0
+    with tqdm(total=len(batches), desc=desc, unit="batch",
               disable=not progress, delay=1.0, leave=False,
               mininterval=0.5 if sys.stderr.isatty() else 30.0) as bar:
         if threads <= 1:
@@ -236,8 +249,7 @@ def count_corolles(instance: Instance, x: int, y: int, hamming: int, *, threads:
         total += c
         nodes += n
         raw_total += r
-    return CountResult(x, y, hamming, total, nodes, time.perf_counter() - t0,
-                       raw_total if distinct else None)
+    return total, nodes, raw_total
 
 
 def walk_chunks(layout: Layout, table: CandidateTable, chunk_rows: int = DEFAULT_CHUNK_ROWS,

@@ -13,6 +13,12 @@ shards' records.  Records live at
 
 and the tables (`corolles_h<h>.csv/.md`, `seconds_h<h>.csv/.md`: a row per zone cell, a
 column per board) are built from the records alone.
+
+Distinct counts (`distinct=True`: identical pieces interchangeable, symmetric rotations
+merged, `e2store.instance.classes`) walk the distinct corolles instead (the factorised and
+arm counts assume every piece distinct) and record the raw count beside them, as
+`distinct-shard-<k>-of-<S>.json`; their tables are `distinct_h<h>`, `distinct_raw_h<h>`
+and `distinct_seconds_h<h>`.
 """
 
 from __future__ import annotations
@@ -27,7 +33,12 @@ from pathlib import Path
 import numpy as np
 
 from e2store.corolles.arms import ArmWork, arm_work, count_arm_batches
-from e2store.corolles.enumerate import corolle_layout
+from e2store.corolles.enumerate import (
+    candidate_table,
+    choose_prefix_depth,
+    corolle_layout,
+    count_below,
+)
 from e2store.corolles.factorised import (
     StemWork,
     balanced_bounds,
@@ -38,9 +49,11 @@ from e2store.corolles.factorised import (
 )
 from e2store.errors import StoreError
 from e2store.files import atomic_write_text
+from e2store.instance.classes import DistinctPieces
 from e2store.instance.model import Instance
 from e2store.reports.tables import (
     COUNT_FORM,
+    DISTINCT_COUNT_FORM,
     MISSING,
     Board,
     Table,
@@ -53,6 +66,7 @@ from e2store.zones.zonemap import zone_map
 # bump when a count or its split changes: old records are redone
 METHOD = "factorised-mobius-2"  # stems and the last ring (e2store.corolles.factorised)
 ARM_METHOD = "arms-1"  # hamming 3: cores and arms (e2store.corolles.arms)
+DISTINCT_METHOD = "distinct-walk-1"  # distinct corolles walked (e2store.corolles.enumerate)
 ARM_HAMMING = 3
 BATCHES_PER_SHARD = 64
 
@@ -66,6 +80,7 @@ class ShardCount:
     seconds: float
     prefixes: tuple[int, int]  # [start, end) into the zone's prefix list
     resumed: bool = False  # read back from an earlier run's record
+    raw: int | None = None  # a distinct count: the raw corolles its distinct ones stand for
 
 
 @dataclass(frozen=True)
@@ -84,11 +99,15 @@ class ZoneCount:
     seconds: float  # sum over the shards (CPU-side wall time of each shard)
     shards: int
     resumed: int  # shards read back from records
+    raw: int | None = None  # a distinct count: the raw corolles
 
 
-def method_of(hamming: int) -> str:
+def method_of(hamming: int, distinct: bool = False) -> str:
     """The count method of a hamming (its records carry the name): arms at hamming 3, where
-    they are 5-20 times faster than stems (docs/counting.md), else stems."""
+    they are 5-20 times faster than stems (docs/counting.md), else stems; a distinct count
+    walks the distinct corolles."""
+    if distinct:
+        return DISTINCT_METHOD
     return ARM_METHOD if hamming == ARM_HAMMING else METHOD
 
 
@@ -127,11 +146,16 @@ def shard_bounds(work: StemWork | ArmWork, shards: int) -> np.ndarray:
 
 
 def count_shard(instance: Instance, x: int, y: int, hamming: int, shard: int, shards: int,
-                *, threads: int = 1, progress: bool = False) -> ShardCount:
-    """Count the corolles at (x, y) below shard `shard` of `shards` of the stem prefixes."""
+                *, threads: int = 1, progress: bool = False, distinct: bool = False,
+                ) -> ShardCount:
+    """Count the corolles at (x, y) below shard `shard` of `shards` of the stem prefixes
+    (with `distinct`, the distinct corolles below a share of the distinct walk's prefixes)."""
     if not 0 <= shard < shards:
         raise StoreError(f"shard {shard}/{shards} is out of range (expected 0 <= K < S)")
     t0 = time.perf_counter()
+    if distinct:
+        return _count_distinct_shard(instance, x, y, hamming, shard, shards, threads, progress,
+                                     t0)
     work = _work(instance, x, y, hamming, shards)
     bounds = shard_bounds(work, shards)
     lo, hi = int(bounds[shard]), int(bounds[shard + 1])
@@ -144,16 +168,34 @@ def count_shard(instance: Instance, x: int, y: int, hamming: int, shard: int, sh
     return ShardCount(total, stems, time.perf_counter() - t0, (lo, hi))
 
 
+def _count_distinct_shard(instance: Instance, x: int, y: int, hamming: int, shard: int,
+                          shards: int, threads: int, progress: bool, t0: float) -> ShardCount:
+    """A distinct count's shard: an equal share of the distinct walk's prefixes (at least
+    BATCHES_PER_SHARD per shard; the split depends on `shards` alone)."""
+    layout = corolle_layout(instance.width, instance.height, x, y, hamming)
+    table = candidate_table(instance, layout, True)
+    dist = DistinctPieces.of(instance)
+    pref, pref_nodes = choose_prefix_depth(layout, table, BATCHES_PER_SHARD * shards, dist)
+    bounds = np.linspace(0, len(pref), shards + 1).astype(np.int64)
+    lo, hi = int(bounds[shard]), int(bounds[shard + 1])
+    total, nodes, raw = count_below(layout, table, pref[lo:hi], dist, threads=threads,
+                                    progress=progress,
+                                    desc=f"count ({x},{y}) h={hamming} shard {shard}/{shards}")
+    nodes += pref_nodes if shard == 0 else 0  # the prefixes' own walk, counted once
+    return ShardCount(total, nodes, time.perf_counter() - t0, (lo, hi), raw=raw)
+
+
 def record_path(out: Path, instance_id: str, hamming: int, x: int, y: int, shard: int,
-                shards: int) -> Path:
-    return Path(out) / instance_id / f"h{hamming}" / f"{x}-{y}" / f"shard-{shard}-of-{shards}.json"
+                shards: int, distinct: bool = False) -> Path:
+    name = f"{'distinct-' if distinct else ''}shard-{shard}-of-{shards}.json"
+    return Path(out) / instance_id / f"h{hamming}" / f"{x}-{y}" / name
 
 
 def _identity(instance: Instance, x: int, y: int, hamming: int, shard: int,
-              shards: int) -> dict:
+              shards: int, distinct: bool = False) -> dict:
     return {"instance": instance.id, "width": instance.width,
             "height": instance.height, "x": x, "y": y, "hamming": hamming, "shard": shard,
-            "shards": shards, "method": method_of(hamming)}
+            "shards": shards, "method": method_of(hamming, distinct)}
 
 
 def read_shard(path: Path, identity: dict) -> ShardCount | None:
@@ -166,23 +208,26 @@ def read_shard(path: Path, identity: dict) -> ShardCount | None:
         return None
     try:
         return ShardCount(int(rec["corolles"]), int(rec["stems"]), float(rec["seconds"]),
-                          (int(rec["prefixes"][0]), int(rec["prefixes"][1])), resumed=True)
+                          (int(rec["prefixes"][0]), int(rec["prefixes"][1])), resumed=True,
+                          raw=None if "raw" not in rec else int(rec["raw"]))
     except (KeyError, TypeError, ValueError, IndexError):
         return None
 
 
 def run_shard(out: Path, instance: Instance, x: int, y: int, hamming: int, shard: int,
-              shards: int, *, threads: int = 1, progress: bool = False) -> ShardCount:
+              shards: int, *, threads: int = 1, progress: bool = False,
+              distinct: bool = False) -> ShardCount:
     """Count one shard unless its record is already there; write the record atomically."""
-    identity = _identity(instance, x, y, hamming, shard, shards)
-    path = record_path(out, instance.id, hamming, x, y, shard, shards)
+    identity = _identity(instance, x, y, hamming, shard, shards, distinct)
+    path = record_path(out, instance.id, hamming, x, y, shard, shards, distinct)
     done = read_shard(path, identity)
-    if done is not None:
+    if done is not None and (done.raw is not None) == distinct:
         return done
     got = count_shard(instance, x, y, hamming, shard, shards, threads=threads,
-                      progress=progress)
+                      progress=progress, distinct=distinct)
     rec = {**identity, "corolles": got.corolles, "stems": got.stems,
-           "seconds": round(got.seconds, 6), "prefixes": list(got.prefixes)}
+           "seconds": round(got.seconds, 6), "prefixes": list(got.prefixes),
+           **({} if got.raw is None else {"raw": got.raw})}
     atomic_write_text(path, json.dumps(rec, indent=1) + "\n")
     return got
 
@@ -228,14 +273,15 @@ def uncounted_zones(plans: Iterable[dict]) -> dict[tuple[str, int], dict[tuple[i
 
 
 def count_zone(out: Path, instance: Instance, x: int, y: int, hamming: int, shards: int, *,
-               threads: int = 1, progress: bool = False) -> ZoneCount:
+               threads: int = 1, progress: bool = False, distinct: bool = False) -> ZoneCount:
     """Count a zone shard by shard (resuming from records), then sum the shards."""
     zone = zone_map(instance.width, instance.height, hamming).zone_at(x, y).id
     parts = [run_shard(out, instance, x, y, hamming, k, shards, threads=threads,
-                       progress=progress) for k in range(shards)]
+                       progress=progress, distinct=distinct) for k in range(shards)]
     return ZoneCount(instance.id, instance.width, instance.height, x, y, zone,
                      hamming, sum(p.corolles for p in parts), sum(p.stems for p in parts),
-                     sum(p.seconds for p in parts), shards, sum(p.resumed for p in parts))
+                     sum(p.seconds for p in parts), shards, sum(p.resumed for p in parts),
+                     sum(p.raw or 0 for p in parts) if distinct else None)
 
 
 def gather_zone(out: Path, instance: Instance, x: int, y: int, hamming: int,
@@ -267,25 +313,30 @@ def zone_cells(instance: Instance, hamming: int) -> list[tuple[int, int]]:
     return [(z.x, z.y) for z in zone_map(instance.width, instance.height, hamming).zones]
 
 
-def zone_records(out: Path, instance_id: str, hamming: int) -> Iterator[dict]:
-    """Every complete zone result under OUT for an instance and hamming (summed shards)."""
+def zone_records(out: Path, instance_id: str, hamming: int,
+                 distinct: bool = False) -> Iterator[dict]:
+    """Every complete zone result under OUT for an instance and hamming (summed shards);
+    with `distinct`, of the distinct counts (with `raw`)."""
     root = Path(out) / instance_id / f"h{hamming}"
     if not root.is_dir():
         return
+    pattern = f"{'distinct-' if distinct else ''}shard-*-of-*.json"
     for cell_dir in sorted(root.iterdir()):
         by_shards: dict[int, list[dict]] = {}
-        for p in sorted(cell_dir.glob("shard-*-of-*.json")):
+        for p in sorted(cell_dir.glob(pattern)):
             try:
                 rec = json.loads(p.read_text())
             except (OSError, ValueError):
                 continue
-            if rec.get("method") == method_of(hamming):
+            if rec.get("method") == method_of(hamming, distinct):
                 by_shards.setdefault(int(rec["shards"]), []).append(rec)
         for shards, recs in sorted(by_shards.items(), reverse=True):
             if sorted(r["shard"] for r in recs) == list(range(shards)):
                 yield {"x": recs[0]["x"], "y": recs[0]["y"], "shards": shards,
                        "corolles": sum(int(r["corolles"]) for r in recs),
-                       "seconds": sum(float(r["seconds"]) for r in recs)}
+                       "seconds": sum(float(r["seconds"]) for r in recs),
+                       **({"raw": sum(int(r.get("raw", 0)) for r in recs)} if distinct
+                          else {})}
                 break
 
 
@@ -302,13 +353,17 @@ def count_tables(out: Path, boards: Iterable[tuple[Board, Instance]],
                  hammings: Iterable[int],
                  uncounted: dict[tuple[str, int], dict[tuple[int, int], int]] | None = None,
                  estimates: dict[tuple[str, int], dict[tuple[int, int], dict]] | None = None,
-                 ) -> list[Table]:
+                 distinct: bool = False) -> list[Table]:
     """Corolles and seconds tables (a row per zone cell, a column per board) from records.
 
     `uncounted` (from `uncounted_zones`) names the zones a plan left out: they show as
     `Uncounted(stems)` instead of MISSING, with the estimate of `estimates` (from
-    `estimated_zones`) when there is one.
+    `estimated_zones`) when there is one.  `distinct`: the tables of the distinct counts
+    (metrics distinct, distinct_raw, distinct_seconds).
     """
+    metrics = (("distinct", "corolles"), ("distinct_raw", "raw"),
+               ("distinct_seconds", "seconds")) if distinct else (
+        ("corolles", "corolles"), ("seconds", "seconds"))
     uncounted = uncounted or {}
     estimates = estimates or {}
     pairs = sorted(boards, key=lambda bi: board_order(bi[0]))
@@ -320,12 +375,12 @@ def count_tables(out: Path, boards: Iterable[tuple[Board, Instance]],
         cells: set[tuple[int, int]] = set()
         for board, inst in pairs:
             zc = set(zone_cells(inst, h))
-            recs = {(r["x"], r["y"]): r for r in zone_records(out, board.instance, h)}
+            recs = {(r["x"], r["y"]): r for r in zone_records(out, board.instance, h, distinct)}
             per_board.append((zc, recs, uncounted.get((board.instance, h), {}),
                               estimates.get((board.instance, h), {})))
             cells |= zc
         order = tuple(sorted(cells, key=lambda c: (c[1], c[0])))
-        for metric in ("corolles", "seconds"):
+        for metric, key in metrics:
             rows = []
             for cell in order:
                 row = []
@@ -333,8 +388,8 @@ def count_tables(out: Path, boards: Iterable[tuple[Board, Instance]],
                     if cell not in zc:
                         row.append(None)
                     elif cell in recs:
-                        v = recs[cell][metric]
-                        row.append(int(v) if metric == "corolles" else float(v))
+                        v = recs[cell][key]
+                        row.append(float(v) if key == "seconds" else int(v))
                     elif cell in left:
                         e = est.get(cell)
                         row.append(Uncounted(left[cell]) if e is None else
@@ -343,6 +398,6 @@ def count_tables(out: Path, boards: Iterable[tuple[Board, Instance]],
                     else:
                         row.append(MISSING)
                 rows.append(tuple(row))
-            tables.append(Table(metric, h, COUNT_FORM, cols, labels, order,
-                                tuple(rows)))
+            tables.append(Table(metric, h, DISTINCT_COUNT_FORM if distinct else COUNT_FORM,
+                                cols, labels, order, tuple(rows)))
     return tables

@@ -42,11 +42,15 @@ TITLES = {
     "nodes": "Search nodes",
     "seconds": "Enumeration seconds",
     "bytes": "Bytes per corolle",
+    "distinct": "Distinct corolles",
+    "distinct_raw": "Raw corolles of the distinct counts",
+    "distinct_seconds": "Distinct counting seconds",
 }
-_CSV_DIGITS = {"seconds": 6, "bytes": 4}
-_MD_DIGITS = {"seconds": 3, "bytes": 2}
+_CSV_DIGITS = {"seconds": 6, "bytes": 4, "distinct_seconds": 6}
+_MD_DIGITS = {"seconds": 3, "bytes": 2, "distinct_seconds": 3}
 INSTANCE_FILE = "instance.e2s"
 COUNT_FORM = "count"  # a Table of exact counts (e2store.counts.shards), not of a store's partitions
+DISTINCT_COUNT_FORM = "distinct count"  # a Table of exact distinct counts (walked)
 
 
 class _Missing:
@@ -251,9 +255,12 @@ def table_csv(table: Table) -> str:
 
 def table_markdown(table: Table) -> str:
     """The table as Markdown: title, a row per cell `x y`, a column per board."""
-    counts = table.form == COUNT_FORM
+    counts = table.form in (COUNT_FORM, DISTINCT_COUNT_FORM)
     title = "Counting seconds" if counts and table.metric == "seconds" else TITLES[table.metric]
     source = ("exact factorised counts (stems times injective last-ring choices), seconds "
+              "summed over the zone's shards" if table.form == COUNT_FORM
+              else "exact counts of the distinct corolles (identical pieces interchangeable, "
+              "symmetric rotations merged; walked), raw: the corolles they stand for, seconds "
               "summed over the zone's shards" if counts
               else f"{table.form} form, rotation-0 partitions")
     lines = [
