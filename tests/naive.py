@@ -300,3 +300,26 @@ def naive_sample_paths(pieces, width, height, level_cells, prefixes, u) -> tuple
             paths.append(row)
             weights.append(w)
     return paths, weights
+
+
+def naive_canonical(cells, cls, same, weight):
+    """Twin of `_kernels.canonical_rows`, a row at a time: slot-major (S, n) cells with each
+    class's copies renamed lowest first (via `same[placement, rank]`) and the product of the
+    renamed pieces' weights."""
+    S, n = len(cells), len(cells[0]) if len(cells) else 0
+    out = [[-1] * n for _ in range(S)]
+    mult = []
+    for i in range(n):
+        taken: dict[int, int] = {}
+        w = 1
+        for j in range(S):
+            v = int(cells[j][i])
+            if v < 0:
+                continue
+            c = int(cls[v >> 2])
+            q = int(same[v][taken.get(c, 0)])
+            taken[c] = taken.get(c, 0) + 1
+            out[j][i] = q
+            w *= int(weight[q >> 2])
+        mult.append(w)
+    return out, mult

@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from naive import naive_corolles, random_board_pieces
+from naive import naive_canonical, naive_corolles, random_board_pieces
 from test_openings import brute_openings
 
 from e2store.cli import main
@@ -73,6 +73,27 @@ def test_canonical_expand_and_multiplicity_against_the_grouping():
     assert (d.canonical(uniq) == uniq).all()
     back = d.expand(uniq)
     assert sorted(map(tuple, back.tolist())) == sorted(map(tuple, rows.tolist()))
+
+
+def test_canonical_kernel_equals_its_twin():
+    """`canonical_chunk` (numba) against `naive_canonical` on raw rows, rotated ones too."""
+    from e2store.corolles.forms import canonical_chunk, rotate_chunk
+
+    inst = dup_instance(*CASE)
+    d = DistinctPieces.of(inst)
+    raw = np.concatenate([c for c, _ in _raw_chunks(inst)], axis=1)
+    for q in (0, 1, 3):
+        cells = rotate_chunk(raw, np.zeros((12, raw.shape[1]), np.int8), 2, q)[0]
+        got, mult = canonical_chunk(cells, d)
+        want, wmult = naive_canonical(cells.tolist(), d.cls, d.same.tolist(), d.weight)
+        assert got.tolist() == want and mult.tolist() == wmult
+        assert (got.T == d.canonical(cells.T)).all()
+
+
+def _raw_chunks(inst):
+    from e2store.corolles.enumerate import iter_corolles
+
+    return iter_corolles(inst, 1, 1, 2)
 
 
 def test_distinct_partitions_group_the_flat_ones(store):

@@ -219,6 +219,39 @@ def rotate_rows(cells, front, perm, q, front_shift):
     return out_c, out_f
 
 
+@njit(cache=True, nogil=True)
+def canonical_rows(cells, cls, same, weight):
+    """Distinct corolles in canonical form: per column of `cells` (S, n) (-1 off board),
+    each class's copies renamed lowest first in slot order and turned to the rotation below
+    the copy's period that shows the same colours (`same[placement, rank]`), and the
+    multiplicity, the product of the renamed pieces' `weight`s
+    (`e2store.instance.classes.DistinctPieces`)."""
+    s, n = cells.shape
+    out = np.empty_like(cells)
+    mult = np.empty(n, dtype=np.int64)
+    seen = np.empty(s, dtype=np.int64)
+    for i in range(n):
+        w = 1
+        k = 0
+        for j in range(s):
+            v = cells[j, i]
+            if v < 0:
+                out[j, i] = v
+                continue
+            c = cls[v >> 2]
+            rank = 0
+            for t in range(k):
+                if seen[t] == c:
+                    rank += 1
+            seen[k] = c
+            k += 1
+            q = same[v, rank]
+            out[j, i] = q
+            w *= weight[q >> 2]
+        mult[i] = w
+    return out, mult
+
+
 # ---------------------------------------------------------------------------------------
 # Injective choices of the last ring by Moebius inversion over set partitions.
 #

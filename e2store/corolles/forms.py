@@ -196,6 +196,17 @@ def rotate_chunk(cells: np.ndarray, front: np.ndarray, hamming: int, q: int,
                                 (2 * hamming + 1) * q)
 
 
+def canonical_chunk(cells: np.ndarray, dist) -> tuple[np.ndarray, np.ndarray]:
+    """Slot-major cells (S, n) of distinct corolles written canonically (each class's
+    copies lowest first in slot order, one rotation per look: `DistinctPieces.canonical`)
+    and their multiplicities (`DistinctPieces.multiplicity`), in one pass."""
+    from e2store.corolles import _kernels
+
+    if cells.ndim != 2:
+        raise ValueError(f"chunk {cells.shape} is not slot-major (S, n)")
+    return _kernels.canonical_rows(cells, dist.cls, dist.same, dist.weight)
+
+
 def _rotate_values(v: np.ndarray, q: int) -> np.ndarray:
     v = np.asarray(v)
     return np.where(v >= 0, (v & ~3) | ((v + q) & 3), v).astype(v.dtype)

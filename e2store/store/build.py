@@ -28,7 +28,7 @@ from e2store.corolles.enumerate import (
     walk_chunks,
 )
 from e2store.corolles.factorised import layout_cartesian_rows
-from e2store.corolles.forms import rotate_chunk
+from e2store.corolles.forms import canonical_chunk, rotate_chunk
 from e2store.corolles.placements import (
     cartesian_placements,
     mark_placements,
@@ -210,16 +210,14 @@ def write_walked_partitions(instance, zone, hamming, layout, todo, dirs, threads
         r, f = key
         return FileSeq(dirs[r], f"{f}-{stem}", schemas[key], rows_per_file, form=f)
 
-    def turned(cells, front, r):
-        """A chunk at rotation r: (cells, front, multiplicities or None)."""
-        if dist is None:
-            return (cells, front, None) if r == 0 else (*rotate_chunk(cells, front, hamming, r),
-                                                        None)
-        mult = dist.multiplicity(cells.T)
-        if r == 0:  # the walk's order is the column order: already canonical
+    def turned(cells, front, r, mult):
+        """A chunk at rotation r: (cells, front, multiplicities or None); a distinct
+        chunk's rotated rows are written canonically again (the walk's rows already are:
+        its order is the slot order)."""
+        if r == 0:
             return cells, front, mult
         c, f = rotate_chunk(cells, front, hamming, r)
-        return np.ascontiguousarray(dist.canonical(c.T).T), f, mult
+        return (c if dist is None else canonical_chunk(c, dist)[0]), f, mult
 
     def task(idx: int, batch: np.ndarray) -> _TaskResult:
         buffers: dict | None = {r: [] for r in rots}
@@ -233,7 +231,8 @@ def write_walked_partitions(instance, zone, hamming, layout, todo, dirs, threads
                                                  nodes_out=box, dist=dist):
                     if stop.is_set():
                         raise _Stopped
-                    out = {r: turned(cells, front, r) for r in rots}
+                    mult = None if dist is None else canonical_chunk(cells, dist)[1]
+                    out = {r: turned(cells, front, r, mult) for r in rots}
                     rows += cells.shape[1]
                     raw += cells.shape[1] if dist is None else int(out[0][2].sum())
                     for r in marked:
