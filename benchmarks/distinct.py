@@ -4,9 +4,13 @@ Two tables.  *Complete*: `solve_workers(..., distinct=True)` (what `e2store solv
 --distinct --workers N` runs), one fresh process per puzzle: distinct solutions, the raw
 count they stand for, nodes, seconds, peak memory.  *Shrink*: below the first distinct
 solution's first R rows (seeded, so the raw search fits), the raw search against the
-distinct one: solutions (raw, both ways), nodes and seconds of each, the ratio.
+distinct one: solutions (raw, both ways), nodes and seconds of each, the ratio.  With
+`--store H`, a third table instead: the store's flat form against its distinct form
+(`e2store enumerate --form flat --distinct`) at hamming H, every zone: rows, bytes,
+seconds, and the distinct count tables' figures (`e2store tabulate --distinct`).
 
     python benchmarks/distinct.py [--clues 1 3] [--workers 2] [--rows 2] [--no-complete]
+    python benchmarks/distinct.py --store 1 --clues 1 2 3 4 [--workers 2]
 """
 
 from __future__ import annotations
@@ -59,14 +63,55 @@ def _shrink(clue: int, rows: int, out) -> None:
              "nodes": dist.nodes, "raw_s": t1 - t0, "s": t2 - t1})
 
 
+def _store(clue: int, hamming: int, threads: int, out) -> None:
+    """Child process: flat and distinct forms of one clue puzzle's zones in a fresh store."""
+    import tempfile
+
+    from e2store.instance.formats import read_instance
+    from e2store.store.build import enumerate_store
+
+    inst = read_instance(SHARED / f"clue{clue}_jwortmann.txt")
+    enumerate_store(tempfile.mkdtemp(), inst, 1, [0], forms=("flat", "distinct"))  # compile
+    row = {"clue": clue, "size": f"{inst.width}x{inst.height}"}
+    with tempfile.TemporaryDirectory() as root:
+        for form in ("flat", "distinct"):
+            t0 = time.perf_counter()
+            parts = enumerate_store(Path(root), inst, hamming, None, forms=(form,),
+                                    threads=threads)
+            row[form] = {"rows": sum(p.rows for p in parts),
+                         "corolles": sum(p.corolles for p in parts),
+                         "bytes": sum(p.bytes for p in parts),
+                         "seconds": time.perf_counter() - t0}
+    out.put(row)
+
+
+def _store_table(clues: list[int], hamming: int, threads: int) -> None:
+    print("\n| clue | board | h | corolles (raw, every partition) | flat rows | distinct rows "
+          "| rows ratio | flat bytes | distinct bytes | bytes ratio | flat s | distinct s |")
+    print("|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for clue in clues:
+        r = in_fresh_process(_store, clue, hamming, threads)
+        f, d = r["flat"], r["distinct"]
+        assert f["corolles"] == d["corolles"], (f, d)
+        print(f"| {clue} | {r['size']} | {hamming} | {f['corolles']:,} | {f['rows']:,} | "
+              f"{d['rows']:,} | {f['rows'] / d['rows']:.1f} | {f['bytes']:,} | "
+              f"{d['bytes']:,} | {f['bytes'] / d['bytes']:.1f} | {f['seconds']:.2f} | "
+              f"{d['seconds']:.2f} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clues", type=int, nargs="+", default=[1, 3])
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--rows", type=int, default=2, help="rows seeded in the shrink table")
     ap.add_argument("--no-complete", action="store_true", help="only the shrink table")
+    ap.add_argument("--store", type=int, default=None, metavar="H",
+                    help="the store table at hamming H instead (flat against distinct form)")
     a = ap.parse_args()
     print(f"host: {platform.processor() or platform.machine()}, {a.workers} workers")
+    if a.store is not None:
+        _store_table(a.clues, a.store, a.workers)
+        return
     print("\n| clue | cells seeded | raw solutions | distinct | raw nodes | distinct nodes "
           "| nodes ratio | raw s | distinct s |")
     print("|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
