@@ -11,6 +11,12 @@ seconds, and the distinct count tables' figures (`e2store tabulate --distinct`).
 
     python benchmarks/distinct.py [--clues 1 3] [--workers 2] [--rows 2] [--no-complete]
     python benchmarks/distinct.py --store 1 --clues 1 2 3 4 [--workers 2]
+    python benchmarks/distinct.py --toggle-cost [--seeded 3]
+
+`--toggle-cost`: what the distinct kernel's toggle costs per node, on a board without
+identical pieces (benchmark 7x7, the first --seeded cells of its first solution fixed):
+the plain and the distinct generated kernel walk the very same tree, so their node rates
+compare the kernels alone (three rounds, alternating).
 """
 
 from __future__ import annotations
@@ -99,6 +105,25 @@ def _store_table(clues: list[int], hamming: int, threads: int) -> None:
               f"{d['seconds']:.2f} |", flush=True)
 
 
+def _toggle_cost(seeded: int, out) -> None:
+    """Child process: plain against distinct generated kernel on the same tree."""
+    from e2store.instance.formats import read_instance
+    from e2store.solver.search import solve
+
+    inst = read_instance(SHARED / "benchmark" / "pieces_7x7.txt")
+    w = inst.width
+    board = solve(inst, first=True).boards[0]
+    seed = {(c % w, c // w): int(board[c]) for c in range(seeded)}
+    rows = []
+    for rnd in range(4):
+        for dist in (False, True):
+            t0 = time.perf_counter()
+            r = solve(inst, seed=seed, distinct=dist, max_stored=0, kernel="unrolled")
+            if rnd:  # round 0 compiles
+                rows.append((dist, r.nodes, time.perf_counter() - t0))
+    out.put(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clues", type=int, nargs="+", default=[1, 3])
@@ -107,8 +132,17 @@ def main() -> None:
     ap.add_argument("--no-complete", action="store_true", help="only the shrink table")
     ap.add_argument("--store", type=int, default=None, metavar="H",
                     help="the store table at hamming H instead (flat against distinct form)")
+    ap.add_argument("--toggle-cost", action="store_true",
+                    help="plain against distinct kernel on one tree (benchmark 7x7) instead")
+    ap.add_argument("--seeded", type=int, default=3, help="cells fixed for --toggle-cost")
     a = ap.parse_args()
     print(f"host: {platform.processor() or platform.machine()}, {a.workers} workers")
+    if a.toggle_cost:
+        print("\n| kernel | nodes | seconds | M nodes/s |\n|---|--:|--:|--:|")
+        for dist, nodes, sec in in_fresh_process(_toggle_cost, a.seeded):
+            print(f"| {'distinct' if dist else 'plain'} | {nodes:,} | {sec:.2f} | "
+                  f"{nodes / sec / 1e6:.1f} |")
+        return
     if a.store is not None:
         _store_table(a.clues, a.store, a.workers)
         return
