@@ -143,7 +143,9 @@ def test_frontier_of_matches_the_enumerator():
 
 
 @pytest.mark.parametrize("name,h", [("pieces_4x4.txt", 1), ("pieces_4x4.txt", 2),
-                                    ("pieces_5x5.txt", 1), ("pieces_5x5.txt", 2)])
+                                    ("pieces_5x5.txt", 1),
+                                    # 35 s; the 4x4 board checks hamming 2 in the default run
+                                    pytest.param("pieces_5x5.txt", 2, marks=pytest.mark.slow)])
 def test_benchmark_instances_all_forms(tmp_path, shared_instances, name, h):
     inst = read_instance(shared_instances / "benchmark" / name)
     store.enumerate_store(tmp_path, inst, h, None, forms=("flat", "prefix", "cartesian"),
