@@ -7,6 +7,7 @@ import json
 import duckdb
 import naive
 import numpy as np
+import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
@@ -121,6 +122,45 @@ def test_missing_things_are_typed_errors(built):
             st.sql("SELECT nope FROM corolles")
     with pytest.raises(StoreError, match="no manifest"):
         e2store.connect(root / "nothing")
+
+
+def test_streams_nulls_and_cursors_per_thread(built):
+    """`sql(stream=True)` gives the table's rows in batches; each thread's `cursor()` sees
+    every view and runs beside the others."""
+    import threading
+
+    root, inst = built
+    q = "SELECT * FROM corolles ORDER BY ALL"
+    with e2store.connect(root) as st:
+        whole = st.sql(q)
+        reader = st.sql(q, stream=True, batch_rows=64)
+        batches = list(reader)
+        assert len(batches) > 1 and pa.Table.from_batches(batches).equals(whole)
+        stats = st.sql("SELECT * FROM zone_stats ORDER BY ALL")
+        got: dict[int, list] = {}
+
+        def work(k: int) -> None:
+            with st.cursor() as cur:
+                got[k] = [cur.sql(q).num_rows == whole.num_rows and
+                          cur.sql("SELECT * FROM zone_stats ORDER BY ALL").equals(stats)
+                          for _ in range(5)]
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert got == {k: [True] * 5 for k in range(3)}
+    run = CliRunner().invoke
+    q = "SELECT NULL AS a, 1 AS b UNION ALL SELECT 'x', NULL"
+    r = run(main, ["sql", "--store", str(root), q])
+    assert r.exit_code == 0 and r.output.count("NULL") == 2 and "(2 rows)" in r.output
+    assert run(main, ["sql", "--store", str(root), q, "--csv"]).output == "a,b\n,1\nx,\n"
+    assert [json.loads(x) for x in run(main, ["sql", "--store", str(root), q,
+                                              "--json"]).output.splitlines()] == [
+        {"a": None, "b": 1}, {"a": "x", "b": None}]
+    r = run(main, ["sql", "--store", str(root), "SELECT CAST(s0 || 'x' AS INTEGER) FROM corolles"])
+    assert r.exit_code == 2 and r.output.startswith("e2store: error:"), r.output
 
 
 def test_sql_cli_and_database_file(built, tmp_path):

@@ -23,31 +23,68 @@ from e2store.cli.options import json_option, output_option, store_option
 @json_option("One JSON object per row on stdout.")
 @click.option("--csv", "as_csv", is_flag=True, help="CSV with a header line on stdout.")
 def sql(store: Path, query: str, as_json: bool, as_csv: bool) -> None:
-    """Run SQL over a store's views: corolles, stems, manifest, zone_stats, instances."""
+    """Run SQL over a store's views: corolles, stems, manifest, zone_stats, instances.
+
+    Rows are streamed batch by batch (any result size); NULL prints as NULL (null in
+    JSON, an empty field in CSV).  In the table the first batch sets the column widths.
+    """
     from e2store.query.handle import connect
 
     if as_json and as_csv:
         raise click.UsageError("give at most one of --json and --csv")
+    n = 0
+    widths: list[int] | None = None
     with connect(store) as st:
-        table = st.sql(query)
-    rows = table.to_pylist()
-    names = table.column_names
-    if as_json:
-        for r in rows:
-            click.echo(json.dumps(r, default=str))
-    elif as_csv:
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(names)
-        w.writerows([[r[n] for n in names] for r in rows])
-        click.echo(buf.getvalue(), nl=False)
-    else:
-        cells = [[str(r[n]) for n in names] for r in rows]
-        widths = [max([len(n)] + [len(c[i]) for c in cells]) for i, n in enumerate(names)]
-        click.echo("  ".join(n.rjust(w) for n, w in zip(names, widths, strict=True)))
-        for c in cells:
-            click.echo("  ".join(v.rjust(w) for v, w in zip(c, widths, strict=True)))
-        click.echo(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+        reader = st.sql(query, stream=True)
+        names = reader.schema.names
+        if as_csv:
+            click.echo(_csv_line(names), nl=False)
+        for batch in _batches(reader, store):
+            rows = batch.to_pylist()
+            n += len(rows)
+            if as_json:
+                for r in rows:
+                    click.echo(json.dumps(r, default=str))
+            elif as_csv:
+                click.echo("".join(_csv_line([r[k] for k in names]) for r in rows), nl=False)
+            else:
+                cells = [["NULL" if r[k] is None else str(r[k]) for k in names] for r in rows]
+                if widths is None:
+                    widths = [max([len(k)] + [len(c[i]) for c in cells])
+                              for i, k in enumerate(names)]
+                    click.echo("  ".join(k.rjust(w) for k, w in zip(names, widths, strict=True)))
+                for c in cells:
+                    click.echo("  ".join(v.rjust(w) for v, w in zip(c, widths, strict=True)))
+    if not (as_json or as_csv):
+        if widths is None:  # no rows: the header alone
+            click.echo("  ".join(names))
+        click.echo(f"({n} row{'s' if n != 1 else ''})")
+
+
+def _batches(reader, store: Path):
+    """The reader's batches; an error met while the query runs is the same one-line
+    StoreError as one met when it starts."""
+    import duckdb
+    import pyarrow as pa
+
+    from e2store.errors import StoreError
+
+    while True:
+        try:
+            batch = reader.read_next_batch()
+        except StopIteration:
+            return
+        except (duckdb.Error, pa.ArrowException) as exc:
+            raise StoreError(f"{store}: query failed: {exc}") from None
+        yield batch
+
+
+def _csv_line(values: list) -> str:
+    """One CSV record with its newline (quoted as the csv module quotes; None as an empty
+    field)."""
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(values)
+    return buf.getvalue()
 
 
 @command("build-db", legacy_store_positional=True, examples=[

@@ -54,15 +54,26 @@ def connect(root: str | Path, database: str = ":memory:") -> CorolleStore:
 
 
 class CorolleStore:
-    """A store opened for queries: DuckDB views over its Parquet files, Arrow results."""
+    """A store opened for queries: DuckDB views over its Parquet files, Arrow results.
 
-    def __init__(self, root: str | Path, database: str = ":memory:"):
+    A handle is not shared between threads (its DuckDB connection runs one query at a
+    time): give each thread its own with `cursor()`."""
+
+    def __init__(self, root: str | Path, database: str = ":memory:",
+                 _manifest: dict | None = None):
         self.root = Path(root).resolve()
-        self.manifest = read_manifest(self.root)
+        self.manifest = read_manifest(self.root) if _manifest is None else _manifest
         self.con = duckdb.connect(database)
         self._instances: dict[str, Instance] = {}
         self._hashed: set[str] = set()  # forms whose files were checked (`_check_files`)
         self._create_views()
+
+    def cursor(self) -> CorolleStore:
+        """Another handle on the same store and manifest, with a DuckDB connection and
+        views of its own: one per thread (close it, or use it in `with`)."""
+        other = CorolleStore(self.root, _manifest=self.manifest)
+        other._hashed = set(self._hashed)  # files hashed once per store opened
+        return other
 
     # context manager ----------------------------------------------------------------
     def __enter__(self) -> CorolleStore:
@@ -75,14 +86,21 @@ class CorolleStore:
         self.con.close()
 
     # raw SQL ------------------------------------------------------------------------
-    def sql(self, query: str, params: list | None = None) -> pa.Table:
-        """Run SQL over the views; returns an Arrow table.  The first query that names
-        the `corolles` or `stems` view checks that view's files first (`_check_files`)."""
+    def sql(self, query: str, params: list | None = None, *, stream: bool = False,
+            batch_rows: int = 1 << 16) -> pa.Table | pa.RecordBatchReader:
+        """Run SQL over the views; returns an Arrow table, or with `stream` a
+        `RecordBatchReader` of about `batch_rows` rows a batch (results bigger than memory).
+        The first query that names the `corolles` or `stems` view checks that view's files
+        first (`_check_files`)."""
         self._check_files(query)
         try:
             rel = self.con.sql(query, params=params or None)
             if rel is None:  # a statement without a result (CREATE, SET, ...)
-                return pa.table({})
+                empty = pa.table({})
+                return pa.RecordBatchReader.from_batches(empty.schema, []) if stream else empty
+            if stream:  # DuckDB 2 names it to_arrow_reader, 1.x fetch_record_batch
+                read = getattr(rel, "to_arrow_reader", None) or rel.fetch_record_batch
+                return read(batch_rows)
             return rel.to_arrow_table()
         except duckdb.Error as exc:
             raise StoreError(f"{self.root}: query failed: {exc}") from None
