@@ -122,22 +122,19 @@ class DistinctPieces:
             seen[c] = index[p] + 1
         period = rotation_period(pieces)
         weight = (mult[cls] - index) * (4 // period)
-        colours = np.asarray(instance.rotated_table())
-        look = {(q, tuple(colours[4 * q + r].tolist())): 4 * q + r
-                for q in range(len(cls)) for r in range(int(period[q]))}
-        members: dict[int, list[int]] = {}
-        for p, c in enumerate(cls.tolist()):
-            members.setdefault(c, []).append(p)
-        same = np.full((4 * len(cls), int(mult.max(initial=1))), -1, dtype=np.int64)
-        for a in range(4 * len(cls)):
-            shown = tuple(colours[a].tolist())
-            for j, q in enumerate(members[int(cls[a >> 2])]):
-                same[a, j] = look[(q, shown)]
-        alike = np.full((4 * len(cls), 4 * same.shape[1]), -1, dtype=np.int64)
-        for a in range(4 * len(cls)):
-            got = [4 * q + r for q in members[int(cls[a >> 2])] for r in range(4)
-                   if (colours[4 * q + r] == colours[a]).all()]
+        shown = [tuple(c) for c in np.asarray(instance.rotated_table()).tolist()]
+        n = len(cls)
+        group: dict[tuple, list[int]] = {}  # (class, colours shown) -> its placements
+        for a in range(4 * n):
+            group.setdefault((int(cls[a >> 2]), shown[a]), []).append(a)
+        same = np.full((4 * n, int(mult.max(initial=1))), -1, dtype=np.int64)
+        alike = np.full((4 * n, 4 * same.shape[1]), -1, dtype=np.int64)
+        for a in range(4 * n):
+            got = group[(int(cls[a >> 2]), shown[a])]  # ascending: by copy, then rotation
             alike[a, :len(got)] = got
+            for b in got:
+                if b & 3 < period[b >> 2] and same[a, index[b >> 2]] < 0:
+                    same[a, index[b >> 2]] = b
         return cls_(next_copy(pieces), index, cls, weight.astype(np.int64), index > 0, period,
                     same, alike)
 
