@@ -150,21 +150,10 @@ def lowest_copies(inst: Instance, fixed: dict[int, int]) -> dict[int, int]:
     """`fixed` with each class's placed pieces replaced by its lowest copies (in cell order),
     turned to show the same colours: the same distinct layout, in the form a distinct search
     needs (the copies of a class placed lowest first)."""
-    rot = inst.rotated_table()
-    cls = piece_classes(inst.pieces)
-    members: dict[int, list[int]] = {}
-    for p, c in enumerate(cls.tolist()):
-        members.setdefault(c, []).append(p)
-    taken: dict[int, int] = {}
-    out = {}
-    for cell in sorted(fixed):
-        v = fixed[cell]
-        c = int(cls[v >> 2])
-        q = members[c][taken.get(c, 0)]
-        taken[c] = taken.get(c, 0) + 1
-        r = next(r for r in range(4) if (rot[q * 4 + r] == rot[v]).all())
-        out[cell] = q * 4 + r
-    return out
+    cells = sorted(fixed)
+    row = DistinctPieces.of(inst).canonical(np.array([[fixed[c] for c in cells]],
+                                                     dtype=np.int64).reshape(1, len(cells)))
+    return dict(zip(cells, row[0].tolist(), strict=True))
 
 
 def search_roots(inst: Instance, fixed: dict[int, int], symmetry_break: bool,
