@@ -3,7 +3,7 @@
 Stages, one subpackage each, data flowing one way (docs/design.md):
 `instance` -> `zones` -> `corolles` -> `store` -> `query` -> `solver`, with `reports` and
 `counts` (count tables) beside them and `cli` on top.  `e2store.connect(store)` opens a store
-for queries.
+for queries, `e2store.dataset(store, form, hamming)` gives one form to any Arrow reader.
 """
 
 __version__ = "0.1.0"
@@ -14,3 +14,11 @@ def connect(root, database: str = ":memory:"):
     from e2store.query.handle import connect as _connect
 
     return _connect(root, database)
+
+
+def dataset(root, form: str = "flat", hamming: int | None = None):
+    """One form of a store (at one hamming, or all) as a `pyarrow.dataset.Dataset`
+    (`e2store.store.read.dataset`)."""
+    from e2store.store.read import dataset as _dataset
+
+    return _dataset(root, form, hamming)

@@ -34,6 +34,10 @@ class StoreError(E2StoreError, OSError):
     """A corolle store is missing, damaged, or of another format version."""
 
 
+class StoreVersionError(StoreError):
+    """A store of an older format version: the message names the command that migrates it."""
+
+
 class MissingError(E2StoreError, KeyError):
     """Something asked of a store is not in it; the message says what to run."""
 

@@ -163,14 +163,15 @@ def test_benchmark_instances_all_forms(tmp_path, shared_instances, name, h):
 def test_mismatched_or_newer_files_are_refused(tmp_path):
     inst = _instance(5, 4, 21)
     store.enumerate_store(tmp_path, inst, 1, [0, 1], forms=("flat", "cartesian"))
-    d0 = store.partition_dir(tmp_path, inst.id, 1, 0, 0)
-    d1 = store.partition_dir(tmp_path, inst.id, 1, 1, 0)
+    d0 = store.partition_dir(tmp_path, inst.id, 1, 0, 0, "cartesian")
+    d1 = store.partition_dir(tmp_path, inst.id, 1, 1, 0, "cartesian")
     shutil.copy(d1 / "cartesian-00000.parquet", d0 / "cartesian-00000.parquet")
     with pytest.raises(StoreError, match="damaged data file .its SHA-256"):
         store.read_partition(tmp_path, inst.id, 1, 0, 0, "cartesian")
     vouch_for(d0 / "cartesian-00000.parquet", "cartesian")
     with pytest.raises(StoreError, match="metadata zone is '1', expected '0'"):
         store.read_partition(tmp_path, inst.id, 1, 0, 0, "cartesian")
+    d1 = store.partition_dir(tmp_path, inst.id, 1, 1, 0, "flat")
     t = pq.read_table(d1 / "part-00000.parquet")
     kv = dict(t.schema.metadata)
     kv[b"e2store.format_version"] = b"99"

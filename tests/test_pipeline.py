@@ -44,7 +44,7 @@ def _instance(w=5, h=4, seed=21, n_frame=3, n_inner=5, name=None) -> Instance:
 
 def _on_disk(root: Path, inst: Instance, h: int) -> dict:
     """Recount one instance and hamming from the files on disk and the enumerator itself."""
-    base = root / f"instance={inst.id}" / f"hamming={h}"
+    base = root / "flat" / f"hamming={h}" / f"instance={inst.id}"
     zm = zone_map(inst.width, inst.height, h)
     metas = sorted(base.glob(f"zone=*/rotation=*/{store.PARTITION_META}"))
     files = sorted(base.glob("zone=*/rotation=*/*.parquet"))
@@ -118,7 +118,7 @@ def test_summary_selection_and_markdown(small_store):
 
 def test_summary_command_writes_atomically_and_selects_by_file(small_store, tmp_path):
     root, a, _ = small_store
-    inst_file = root / f"instance={a.id}" / "instance.e2s"
+    inst_file = store.instance_path(root, a.id)
     md, js = tmp_path / "out" / "s.md", tmp_path / "out" / "s.json"
     r = CliRunner().invoke(main, ["summary", "--store", str(root), "-o", str(md), "-o",
                                   str(js), "--instance", str(inst_file), "--hamming", "1"])

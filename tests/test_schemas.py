@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from e2store.cli import main
+from e2store.store.layout import record_paths
 
 jsonschema = pytest.importorskip("jsonschema")
 referencing = pytest.importorskip("referencing")
@@ -81,7 +82,7 @@ def written(tmp_path_factory) -> dict[str, list[Path]]:
          "1", "--max-shards", "2")
     files = {
         "manifest": [st / "manifest.json"],
-        "partition": sorted(st.glob("instance=*/hamming=*/zone=*/rotation=*/_partition*.json")),
+        "partition": record_paths(st),
         "zone-plan": [plan],
         "count-plan": sorted(d.glob("count-plan-h*.json")),
         "count-record": sorted(rec.glob("*/h*/*-*/*shard-*-of-*.json")),

@@ -58,9 +58,9 @@ def test_stages_write_the_same_rows_in_the_same_order(board, reference, tmp_path
     for h in (1, 2):
         _staged_store(root, board, h, shards)
         for z in zone_map(board.width, board.height, h).zones:
-            rec = json.loads((store.partition_dir(root, board.id, h, z.id, 0)
+            rec = json.loads((store.partition_dir(root, board.id, h, z.id, 0, "flat")
                               / store.meta_name("flat")).read_text())
-            ref = json.loads((store.partition_dir(reference, board.id, h, z.id, 0)
+            ref = json.loads((store.partition_dir(reference, board.id, h, z.id, 0, "flat")
                               / store.meta_name("flat")).read_text())
             assert rec["nodes"] == ref["nodes"] and rec["rows"] == ref["rows"]
             for r in z.rotations:
@@ -130,7 +130,7 @@ def test_gather_needs_every_shard_and_a_leftover_shard_is_redone(board, referenc
     stages.enumerate_shard(root, board, z, 2, 2, 3, **SMALL)
     with pytest.raises(StoreError, match=r"shard 1 of 3 .* --shard 1/3"):
         stages.gather_shards(root, board, z, 2, 3)
-    assert not store.partition_dir(root, board.id, 2, z.id, 0).exists()
+    assert not store.partition_dir(root, board.id, 2, z.id, 0, "flat").exists()
     # files of a killed attempt (no record) are replaced by the rerun
     d = stages.shard_dir(root, board.id, 2, z.id, 1, 3)
     d.mkdir(parents=True)
@@ -161,7 +161,8 @@ def test_a_one_shard_zone_killed_before_its_partition_is_published_resumes(
     with pytest.raises(KeyboardInterrupt):
         stages.enumerate_shard(root, board, z, 1, 0, 1, **SMALL)
     assert (stages.shard_dir(root, board.id, 1, z.id, 0, 1) / stages.SHARD_META).exists()
-    assert not (store.partition_dir(root, board.id, 1, z.id, 0) / store.meta_name("flat")).exists()
+    assert not (store.partition_dir(root, board.id, 1, z.id, 0, "flat")
+                / store.meta_name("flat")).exists()
     monkeypatch.setattr(stages, "gather_shards", gather)
     rec = stages.enumerate_shard(root, board, z, 1, 0, 1, **SMALL)
     assert rec["skipped"]
@@ -185,7 +186,7 @@ def test_stage_errors(board, tmp_path):
         stages.encode_partitions(root, board, z, 2, [0], "flat")
     with pytest.raises(StoreError, match="shard 3 of 3"):
         stages.enumerate_shard(root, board, z, 2, 3, 3)
-    assert not store.partition_dir(root, board.id, 2, z.id, 0).exists()
+    assert not store.partition_dir(root, board.id, 2, z.id, 0, "flat").exists()
 
 
 def test_stage_commands(board, reference, tmp_path):
@@ -251,7 +252,7 @@ def test_every_record_keeps_the_exact_placement_sets(board, reference, tmp_path,
                     cells, _ = store.read_partition(st_root, board.id, 2, z.id, r)
                     want = _exact_placements(cells, board.n_pieces)
                     for f in FORMS:
-                        rec = json.loads((store.partition_dir(st_root, board.id, 2, z.id, r)
+                        rec = json.loads((store.partition_dir(st_root, board.id, 2, z.id, r, f)
                                           / store.meta_name(f)).read_text())
                         got = placements.placements_from_hex(rec["placements"], board.n_pieces)
                         assert np.array_equal(got[:, :-1], want[:, :-1]), (z.id, r, f)

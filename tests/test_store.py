@@ -76,7 +76,7 @@ def test_manifest_counts_and_checksums(tmp_path):
             assert kv["e2store.form"] == "flat" and kv["e2store.zone"] == str(p["zone"])
             assert pf.metadata.row_group(0).column(0).compression == "ZSTD"
     # the store carries its instance, readable back to the same content hash
-    back = read_instance(tmp_path / f"instance={inst.id}" / "instance.e2s")
+    back = read_instance(store.instance_path(tmp_path, inst.id))
     assert back.id == inst.id
 
 
@@ -275,7 +275,6 @@ def test_force_publish_killed_at_any_step_leaves_a_consistent_store(tmp_path, mo
     pristine, other = tmp_path / "pristine", tmp_path / "other"
     store.enumerate_store(pristine, inst, 1, [0], rows_per_file=40)
     store.enumerate_store(other, inst, 1, [0], rows_per_file=25)  # same rows, other files
-    part = partition_dir(pristine, inst.id, 1, 0, 0)
     want = store.read_partition(pristine, inst.id, 1, 0, 0)
     real_replace = os.replace
     k = 0
@@ -284,7 +283,7 @@ def test_force_publish_killed_at_any_step_leaves_a_consistent_store(tmp_path, mo
         root = tmp_path / f"s{k}"
         shutil.copytree(pristine, root)
         staged = tmp_path / f"staged{k}"
-        shutil.copytree(partition_dir(other, inst.id, 1, 0, 0), staged)
+        shutil.copytree(partition_dir(other, inst.id, 1, 0, 0, "flat"), staged)
         calls = [0]
 
         def replace(src, dst, calls=calls, k=k):
@@ -295,8 +294,8 @@ def test_force_publish_killed_at_any_step_leaves_a_consistent_store(tmp_path, mo
 
         monkeypatch.setattr(os, "replace", replace)
         try:
-            store.publish_partition(staged, root / part.relative_to(pristine),
-                                    tmp_path / f"trash{k}", ["flat"], root)
+            store.publish_partition(staged, root, (inst.id, 1, 0, 0), tmp_path / f"trash{k}",
+                                    ["flat"], listed=True)
             done = True
         except _Killed:
             done = False

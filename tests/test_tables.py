@@ -72,7 +72,7 @@ def test_tables_agree_with_the_manifest_and_an_independent_count(stats_store):
             zm = zone_map(board.width, board.height, t.hamming)
             canon = {(z.x, z.y): z for z in zm.zones}
             assert set(canon) <= set(t.cells)
-            inst_file = root / f"instance={board.instance}" / "instance.e2s"
+            inst_file = store.instance_path(root, board.instance)
             if t.metric == "corolles":
                 want = _count(inst_file, t.hamming, "factorised")
             elif t.metric == "nodes":
@@ -172,7 +172,7 @@ def test_another_form_and_selection_errors(stats_store):
 
 def test_tables_and_plot_commands(stats_store, tmp_path):
     root, a, _ = stats_store
-    inst_file = root / f"instance={a.id}" / "instance.e2s"
+    inst_file = store.instance_path(root, a.id)
     out = tmp_path / "tables"
     r = CliRunner().invoke(main, ["tables", "--store", str(root), "-o", str(out),
                                   "--instance", str(inst_file), "--hamming", "2"])

@@ -38,7 +38,7 @@ def store(clean_store, tmp_path) -> Path:
 
 
 def data_files(root: Path) -> list[Path]:
-    return sorted(root.glob("instance=*/hamming=*/zone=*/rotation=*/*.parquet"))
+    return sorted(root.glob("*/hamming=*/instance=*/zone=*/rotation=*/*.parquet"))
 
 
 def test_clean_store_verifies(store):
@@ -86,7 +86,7 @@ def test_damage_reported_on_the_command_line(store):
 
 
 def test_records_and_manifest_tampering(store):
-    rec = sorted(store.glob("instance=*/hamming=*/zone=*/rotation=*/_partition.json"))[0]
+    rec = sorted(store.glob("flat/hamming=*/instance=*/zone=*/rotation=*/_partition.json"))[0]
     m = json.loads(rec.read_text())
     m["files"][0]["rows"] += 1
     rec.write_text(json.dumps(m))
@@ -126,8 +126,8 @@ def test_crafted_cartesian_counts_are_an_error_not_a_crash(store):
     # the kernel's bound check stands between it and the heap
     vouch_for(victim, "cartesian")
     parts = victim.parent.relative_to(store).parts
-    inst_id, h, zone, rot = (parts[0].split("=")[1], int(parts[1].split("=")[1]),
-                             int(parts[2].split("=")[1]), int(parts[3].split("=")[1]))
+    h, inst_id, zone, rot = (int(parts[1].split("=")[1]), parts[2].split("=")[1],
+                             int(parts[3].split("=")[1]), int(parts[4].split("=")[1]))
     with pytest.raises(StoreError, match="damaged cartesian file.*e2store verify"):
         read_partition(store, inst_id, h, zone, rot, "cartesian")
     assert [d.path for d in verify_store(store).damaged] == ["manifest.json"]  # stale entry
@@ -149,8 +149,8 @@ def test_readers_never_return_wrong_rows(store, form):
     cleans: dict[Path, tuple] = {}  # each partition's clean rows, read once
     for _ in range(1000):
         path = rng.choice(files)
-        parts = [int(x.split("=")[1]) if x.split("=")[0] != "instance" else x.split("=")[1]
-                 for x in path.parent.relative_to(store).parts]
+        kv = dict(x.split("=") for x in path.parent.relative_to(store).parts[1:])
+        parts = [kv["instance"], int(kv["hamming"]), int(kv["zone"]), int(kv["rotation"])]
         if path.parent not in cleans:
             cleans[path.parent] = read_partition(store, *parts, form)
         clean = cleans[path.parent]

@@ -326,9 +326,10 @@ def _expand_distinct(store: Path, instance: str, hamming: int, zone: int, rotati
     from e2store.errors import StoreError
     from e2store.instance.classes import DistinctPieces
     from e2store.instance.formats import read_instance
+    from e2store.store.layout import instance_path
     from e2store.store.read import read_distinct
 
-    inst = read_instance(Path(store) / f"instance={instance}" / "instance.e2s", format="e2store")
+    inst = read_instance(instance_path(store, instance), format="e2store")
     rows, _, mult = read_distinct(store, instance, hamming, zone, rotation)
     cells = DistinctPieces.of(inst).expand(rows)
     if len(cells) != int(mult.sum()):

@@ -28,6 +28,7 @@ COMMANDS = {
     "expand": "e2store.cli.corolles:expand",
     "summary": "e2store.cli.summary:summary",
     "verify": "e2store.cli.summary:verify",
+    "migrate": "e2store.cli.summary:migrate",
     "tables": "e2store.cli.summary:tables",
     "plot": "e2store.cli.summary:plot",
     "sql": "e2store.cli.query:sql",

@@ -89,13 +89,20 @@ def _csv_line(values: list) -> str:
 
 @command("build-db", legacy_store_positional=True, examples=[
     "e2store build-db --store store/ -o corolles.duckdb",
+    "cd store/ && duckdb ../corolles.duckdb",
+    "e2store build-db --store store/ -o store/views.sql",
 ])
 @store_option
-@output_option("DuckDB database file to write (atomically).", required=True)
+@output_option("DuckDB database file (FILE.duckdb) or SQL script (FILE.sql) to write "
+               "(atomically).", required=True)
 def build_db(store: Path, output: Path) -> None:
-    """Write a DuckDB file of a store: its tables, and views over its Parquet files.
+    """Write a DuckDB database (or SQL script) of a store's views, relative to the store.
 
-    Tables manifest, zone_stats and instances; views corolles and stems.
+    Views corolles, stems, manifest and zone_stats, table instances.  Every path is a glob
+    relative to the store: the database works after the store moves and sees partitions
+    added later.  Open it from the store (cd STORE && duckdb FILE.duckdb) or with SET
+    file_search_path = 'STORE'.  The file uses DuckDB 1.0's storage format: DuckDB 1.x
+    and 2.x open it.
     """
     from e2store.query.handle import connect
 

@@ -89,7 +89,7 @@ def verify(store: Path, as_json: bool, instances: tuple[str, ...],
     try:
         report = verify_store(store, ids, list(hammings) or None)
     except StoreError:
-        if not (repair and store.is_dir() and any(store.glob("instance=*"))):
+        if not (repair and store.is_dir() and (store / "instances").is_dir()):
             raise
         write_manifest(store)  # an unreadable manifest: rebuilt from the records
         click.echo(f"repaired: rewrote {store / 'manifest.json'} from the records", err=True)
@@ -113,6 +113,22 @@ def verify(store: Path, as_json: bool, instances: tuple[str, ...],
                    f"{report.bytes:,} bytes, {report.closures} closure tables: {state}")
     if not report.ok:
         sys.exit(1)
+
+
+@command("migrate", examples=["e2store migrate --store store/"])
+@store_option
+def migrate(store: Path) -> None:
+    """Move a store written by an older e2store to the current format version, in place.
+
+    Only renames: no corolle is read or rewritten.  A killed migration is finished by
+    running it again.  A store already at the current version is left as it is.
+    """
+    from e2store.store.migrate import migrate_store
+
+    lines = migrate_store(store)
+    for line in lines:
+        click.echo(f"migrated: {line}", err=True)
+    click.echo(f"{store}: format version current" + ("" if lines else " (nothing to do)"))
 
 
 def _load(store: Path, instances: tuple[str, ...], hammings: tuple[int, ...], form: str):

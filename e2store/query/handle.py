@@ -18,8 +18,6 @@ Every query returns an Arrow table.  `probe_*` raises a typed error saying what 
 from __future__ import annotations
 
 import json
-import os
-import secrets
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -31,21 +29,17 @@ from e2store.corolles.forms import CartesianRows
 from e2store.errors import MissingInstanceError, MissingZoneError, StoreError
 from e2store.instance.formats import read_instance
 from e2store.instance.model import Instance
+from e2store.query.database import DATA_VIEWS, ZONE_STATS_SQL
 from e2store.store.layout import (
     INSTANCES_VIEW_SCHEMA,
     MANIFEST,
     MANIFEST_VIEW_SCHEMA,
-    PARTITION_SCHEMA,
     RAW_FORMS,
-    cartesian_schema,
-    flat_schema,
+    instance_path,
     meta_name,
 )
-from e2store.store.read import read_manifest
+from e2store.store.read import dataset, read_manifest
 from e2store.zones.geometry import n_frontier, n_slots
-
-_HIVE = "hive_types = {'instance': VARCHAR, 'hamming': INTEGER, 'zone': INTEGER, " \
-        "'rotation': INTEGER}"
 
 
 def connect(root: str | Path, database: str = ":memory:") -> CorolleStore:
@@ -124,10 +118,6 @@ class CorolleStore:
             self._hashed.add(form)
 
     # views --------------------------------------------------------------------------
-    def _files(self, form: str) -> list[str]:
-        return [str(self.root / p["path"] / f["file"]) for p in self.manifest["partitions"]
-                if p["form"] == form for f in p["files"]]
-
     def _create_views(self) -> None:
         parts = self.manifest["partitions"]
         rows = [{
@@ -140,22 +130,7 @@ class CorolleStore:
         } for p in parts]
         self.con.register("_manifest", pa.Table.from_pylist(rows, schema=MANIFEST_VIEW_SCHEMA))
         self.con.execute("CREATE VIEW manifest AS SELECT * FROM _manifest")
-        self.con.execute("""
-            CREATE VIEW zone_stats AS
-            SELECT instance, hamming, zone,
-                   any_value(canonical_x) AS x, any_value(canonical_y) AS y,
-                   sum(cells) FILTER (WHERE form = any_form) AS cells,
-                   max(corolles) FILTER (WHERE rotation = 0) AS corolles,
-                   max(nodes) FILTER (WHERE rotation = 0) AS nodes,
-                   max(seconds) FILTER (WHERE rotation = 0) AS seconds,
-                   sum(bytes) FILTER (WHERE form = 'flat') AS flat_bytes,
-                   sum(bytes) FILTER (WHERE form = 'prefix') AS prefix_bytes,
-                   sum(bytes) FILTER (WHERE form = 'cartesian') AS cartesian_bytes,
-                   list(DISTINCT form ORDER BY form) AS forms
-            FROM (SELECT *, min(form) OVER (PARTITION BY instance, hamming, zone) AS any_form
-                  FROM manifest)
-            GROUP BY instance, hamming, zone
-            ORDER BY instance, hamming, zone""")
+        self.con.execute(f"CREATE VIEW zone_stats AS {ZONE_STATS_SQL}")
         inst_rows = []
         for iid in sorted({p["instance"] for p in parts}):
             inst = self.instance(iid)
@@ -164,10 +139,10 @@ class CorolleStore:
         self.con.register("_instances", pa.Table.from_pylist(
             inst_rows, schema=INSTANCES_VIEW_SCHEMA))
         self.con.execute("CREATE VIEW instances AS SELECT * FROM _instances")
-        for view, form in (("corolles", "flat"), ("stems", "cartesian")):
-            files = self._files(form)
-            if files:  # Arrow datasets: DuckDB reads them with file access locked (below)
-                self.con.register(f"_{view}", self._dataset(form, files))
+        for view, form in DATA_VIEWS.items():
+            # Arrow datasets: DuckDB reads them with file access locked (below)
+            if any(p["form"] == form for p in parts):
+                self.con.register(f"_{view}", dataset(self.root, form, manifest=self.manifest))
                 self.con.execute(f"CREATE VIEW {view} AS SELECT * FROM _{view}")
             else:  # no such partitions yet: an empty view with the partition columns
                 self.con.execute(
@@ -178,32 +153,11 @@ class CorolleStore:
         self.con.execute("SET enable_external_access = false")
         self.con.execute("SET lock_configuration = true")
 
-    def _dataset(self, form: str, files: list[str]):
-        """The files of one form as an Arrow dataset: the columns of every hamming present
-        (a column a hamming lacks is null), then the hive partition columns."""
-        import pyarrow.dataset as ds
-
-        hammings = sorted({p["hamming"] for p in self.manifest["partitions"]
-                           if p["form"] == form})
-        schema_of = flat_schema if form == "flat" else cartesian_schema
-        fields: dict[str, pa.Field] = {}
-        for h in hammings:
-            for f in schema_of(h):
-                fields.setdefault(f.name, f)
-        names = sorted(fields, key=_column_order)
-        schema = pa.schema([fields[n] for n in names] + list(PARTITION_SCHEMA))
-        # pages' CRC checksums verified as they are scanned (a damaged page is an error)
-        fmt = ds.ParquetFileFormat(default_fragment_scan_options=ds.ParquetFragmentScanOptions(
-            page_checksum_verification=True))
-        return ds.dataset(files, schema=schema, format=fmt,
-                          partitioning=ds.partitioning(PARTITION_SCHEMA, flavor="hive"),
-                          partition_base_dir=str(self.root))
-
     # lookups ------------------------------------------------------------------------
     def instance(self, instance_id: str) -> Instance:
         """The instance kept in the store; MissingInstanceError if there is none."""
         if instance_id not in self._instances:
-            path = self.root / f"instance={instance_id}" / "instance.e2s"
+            path = instance_path(self.root, instance_id)
             if not path.exists():
                 known = sorted({p["instance"] for p in self.manifest["partitions"]})
                 raise MissingInstanceError(
@@ -391,44 +345,17 @@ class CorolleStore:
         return rows.expand() if counts.sum() else np.zeros((0, n_slots(hamming)), np.int16)
 
     def write_database(self, path: str | Path) -> None:
-        """A DuckDB file with the views (over this store's files) and the small tables."""
-        path = Path(path)
-        # a name of this write's own: two writers of one path never remove each other's
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-        try:
-            out = duckdb.connect(str(tmp))
-            for name in ("manifest", "zone_stats", "instances"):
-                out.register("_t", self.sql(f"SELECT * FROM {name}"))
-                out.execute(f"CREATE TABLE {name} AS SELECT * FROM _t")
-                out.unregister("_t")
-            for view, form in (("corolles", "flat"), ("stems", "cartesian")):
-                files = self._files(form)
-                if files:
-                    out.execute(f"CREATE VIEW {view} AS SELECT * FROM read_parquet("
-                                f"{_sql_list(files)}, hive_partitioning = true, "
-                                f"union_by_name = true, {_HIVE})")
-            out.close()
-            tmp.replace(path)
-        finally:
-            tmp.unlink(missing_ok=True)
-            tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
+        """The views as a DuckDB file or SQL script whose paths are relative to the store
+        (`e2store.query.database`)."""
+        from e2store.query.database import write_database
+
+        write_database(self.root, path, self.sql("SELECT * FROM instances"),
+                       {p["form"] for p in self.manifest["partitions"]})
 
 
 def _injective_counts(rows: CartesianRows) -> np.ndarray:
     """Exact completions per row after filtering its lists."""
     return rows.row_counts()
-
-
-def _column_order(name: str) -> tuple[int, int]:
-    """Slots `s*`, then `corolles`, candidate lists `c*`, frontier `f*`, each by index."""
-    if name == "corolles":
-        return 1, 0
-    return {"s": 0, "c": 2, "f": 3}[name[0]], int(name[1:])
-
-
-def _sql_list(items: list[str]) -> str:
-    """A SQL list literal of strings (quotes doubled)."""
-    return "[" + ", ".join("'" + i.replace("'", "''") + "'" for i in items) + "]"
 
 
 def _where(**kw) -> tuple[str, list]:

@@ -1,7 +1,7 @@
 """Summaries of a flat store: per instance and hamming, what was enumerated and what it costs.
 
 Everything is read from `STORE/manifest.json` (written by `e2store enumerate`) and from the
-instance file each store keeps beside its partitions (`instance=<id>/instance.e2s`).
+instance file each store keeps (`instances/<id>.e2s`).
 
 Per (instance, hamming) the summary gives:
 
@@ -25,17 +25,15 @@ from pathlib import Path
 from e2store.errors import StoreError
 from e2store.instance.formats import read_instance
 from e2store.instance.model import Instance
-from e2store.store.layout import FORMS
+from e2store.store.layout import FORMS, instance_path
 from e2store.store.read import read_manifest
 from e2store.zones.zonemap import zone_map
 
-INSTANCE_FILE = "instance.e2s"
-
 
 def _store_instance(root: Path, instance_id: str) -> Instance:
-    path = root / f"instance={instance_id}" / INSTANCE_FILE
+    path = instance_path(root, instance_id)
     if not path.exists():
-        raise StoreError(f"{path}: missing (the store keeps each instance beside its partitions)")
+        raise StoreError(f"{path}: missing (the store keeps each instance in STORE/instances/)")
     return read_instance(path, format="e2store")
 
 

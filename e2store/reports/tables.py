@@ -32,7 +32,7 @@ from pathlib import Path
 from e2store.errors import StoreError
 from e2store.files import atomic_write_text
 from e2store.instance.formats import read_instance
-from e2store.store.layout import FORMS
+from e2store.store.layout import FORMS, instance_path
 from e2store.store.read import read_manifest
 from e2store.zones.zonemap import zone_map
 
@@ -48,7 +48,6 @@ TITLES = {
 }
 _CSV_DIGITS = {"seconds": 6, "bytes": 4, "distinct_seconds": 6}
 _MD_DIGITS = {"seconds": 3, "bytes": 2, "distinct_seconds": 3}
-INSTANCE_FILE = "instance.e2s"
 COUNT_FORM = "count"  # a Table of exact counts (e2store.counts.shards), not of a store's partitions
 DISTINCT_COUNT_FORM = "distinct count"  # a Table of exact distinct counts (walked)
 
@@ -181,10 +180,10 @@ def store_boards(root: str | Path, instance_ids: Iterable[str]) -> dict[str, Boa
     """The board of each instance, from the instance file the store keeps beside it."""
     out = {}
     for i in instance_ids:
-        path = Path(root) / f"instance={i}" / INSTANCE_FILE
+        path = instance_path(root, i)
         if not path.exists():
-            raise StoreError(f"{path}: missing (the store keeps each instance beside its "
-                             "partitions)")
+            raise StoreError(f"{path}: missing (the store keeps each instance in "
+                             "STORE/instances/)")
         inst = read_instance(path, format="e2store")
         out[i] = Board(i, inst.name, inst.width, inst.height)
     return out

@@ -37,7 +37,7 @@ from e2store.files import atomic_write
 from e2store.instance.classes import DistinctPieces
 from e2store.instance.model import GREY, Instance
 from e2store.solver.plan import board_dtype, symmetry_roots
-from e2store.store.layout import board_schema, meta_name, partition_dir
+from e2store.store.layout import board_schema, instance_path, meta_name, partition_dir
 from e2store.store.read import read_partition
 from e2store.zones.geometry import SIDE_STEP, ring_offsets
 from e2store.zones.zonemap import zone_map
@@ -123,11 +123,11 @@ def cell_corolles(instance: Instance, store_root: str | Path, x: int, y: int, ha
     zm = zone_map(instance.width, instance.height, hamming)
     zone, rot = zm.zone_at(x, y), zm.rotation_at(x, y)
     root = Path(store_root)
-    d = partition_dir(root, instance.id, hamming, zone.id, rot)
+    d = partition_dir(root, instance.id, hamming, zone.id, rot, form)
     if not (d / meta_name(form)).exists():
         run = (f"run `e2store enumerate INSTANCE --store {root} --hamming {hamming} --at "
                f"{x},{y}" + (f" --form {form}" if form != "flat" else "") + "`")
-        if not (root / f"instance={instance.id}").is_dir():
+        if not instance_path(root, instance.id).exists():
             raise MissingInstanceError(f"store {root} holds no corolles of instance "
                                        f"{instance.id}: {run}")
         raise MissingZoneError(f"store {root} has no {form} partition of hamming {hamming} "

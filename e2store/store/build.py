@@ -107,15 +107,15 @@ def enumerate_zone(root: Path, instance: Instance, zone: Zone, hamming: int, *,
         if form not in FORMS:
             raise StoreError(f"unknown form {form!r} (expected one of {', '.join(FORMS)})")
     rotations = zone.rotations if rotations is None else check_rotations(zone, rotations)
-    finals = {r: partition_dir(root, instance.id, hamming, zone.id, r) for r in rotations}
-    todo = [(r, f) for r in rotations for f in forms
-            if force or not (finals[r] / meta_name(f)).exists()]
+    def record(r: int, f: str) -> Path:
+        return partition_dir(root, instance.id, hamming, zone.id, r, f) / meta_name(f)
+
+    todo = [(r, f) for r in rotations for f in forms if force or not record(r, f).exists()]
     results: list[PartitionResult] = []
     for r in rotations:
         for f in forms:
             if (r, f) not in todo:
-                results.append(result_of(json.loads((finals[r] / meta_name(f)).read_text()),
-                                         skipped=True))
+                results.append(result_of(json.loads(record(r, f).read_text()), skipped=True))
     if not todo:
         return results
     layout = corolle_layout(instance.width, instance.height, zone.x, zone.y, hamming)
@@ -153,8 +153,9 @@ def enumerate_zone(root: Path, instance: Instance, zone: Zone, hamming: int, *,
             results.append(result_of(meta, skipped=False))
         with store_lock(root):
             for r in {r for r, _ in todo}:
-                publish_partition(dirs[r], finals[r], staging_root / f"old-{r}",
-                                  [f for rr, f in todo if rr == r], root)
+                publish_partition(dirs[r], root, (instance.id, hamming, zone.id, r),
+                                  staging_root / f"old-{r}", [f for rr, f in todo if rr == r],
+                                  listed=True)
     return sorted(results, key=lambda p: (p.rotation, FORMS.index(p.form)))
 
 

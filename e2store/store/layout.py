@@ -2,18 +2,22 @@
 
 The store is hive-partitioned Parquet + zstd with a manifest (docs/store-format.md).
 
-Layout (declared once, here)::
+Layout, format version 2 (declared once, here)::
 
-    STORE/manifest.json                                       every partition, aggregated
-    STORE/instance=<id>/instance.e2s                          the instance (canonical format)
-    STORE/instance=<id>/hamming=<h>/zone=<z>/rotation=<r>/part-00000.parquet ...
-    STORE/instance=<id>/hamming=<h>/zone=<z>/rotation=<r>/_partition.json
+    STORE/manifest.json                                  every partition, aggregated
+    STORE/instances/<id>.e2s                             each instance (canonical format)
+    STORE/<form>/hamming=<h>/instance=<id>/zone=<z>/rotation=<r>/<stem>-00000.parquet ...
+    STORE/<form>/hamming=<h>/instance=<id>/zone=<z>/rotation=<r>/_partition[.<form>].json
+
+Each form has its own subtree and each hamming its own schema, so `STORE/<form>/hamming=<h>`
+is one dataset of one schema for any Parquet reader (`form_glob`): the records start with
+`_`, work in progress (`.staging`, `.shards`, `.lock`) with `.`, where scanners do not look.
 
 A flat row is one corolle: columns `s0..s{S-1}` (int16 packed `piece*4+r` in ring order,
 -1 off the board) then `f0..f{F-1}` (int8 frontier colours, -1 off the board).  Partition
-values live in the path only.  A partition directory is built under `STORE/.staging/` and
-renamed into place when complete, so a killed run never leaves a partial partition visible;
-a rerun skips complete partitions and finishes the rest.
+values live in the path only.  A partition is built under `STORE/.staging/` and its files
+moved into place with its record last, so a killed run never leaves a partial partition
+visible; a rerun skips complete partitions and finishes the rest.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from e2store.errors import StoreVersionError
 from e2store.zones.geometry import (
     frontier_layout,
     n_frontier,
@@ -30,7 +35,10 @@ from e2store.zones.geometry import (
     ring_offsets,
 )
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# version 1 kept every form of a partition in one directory, STORE/instance=<id>/hamming=<h>/
+# zone=<z>/rotation=<r>/, with the instance at STORE/instance=<id>/instance.e2s
+# (`e2store migrate STORE` moves it to version 2; e2store.store.migrate)
 
 
 FORM_FILE = {"flat": "part", "prefix": "prefix", "cartesian": "cartesian", "distinct": "distinct"}
@@ -57,9 +65,44 @@ STORE_CHUNK_ROWS = 1 << 19  # rows per chunk = per row group
 ZSTD_LEVEL = 3
 
 
-def partition_dir(root: Path, instance_id: str, hamming: int, zone: int, rotation: int) -> Path:
-    return Path(root) / f"instance={instance_id}" / f"hamming={hamming}" / f"zone={zone}" / (
-        f"rotation={rotation}")
+INSTANCES = "instances"
+
+
+def partition_dir(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
+                  form: str) -> Path:
+    """The directory of one form of one partition."""
+    return (Path(root) / form / f"hamming={hamming}" / f"instance={instance_id}"
+            / f"zone={zone}" / f"rotation={rotation}")
+
+
+def instance_path(root: Path, instance_id: str) -> Path:
+    """The instance file a store keeps for each instance it holds."""
+    return Path(root) / INSTANCES / f"{instance_id}.e2s"
+
+
+def form_glob(form: str, hamming: int | str = "*") -> str:
+    """The glob, relative to the store, of every data file of `form` (at `hamming`): with a
+    hamming given, exactly one form's rows under one schema (docs/store-format.md)."""
+    return (f"{form}/hamming={hamming}/instance=*/zone=*/rotation=*/"
+            f"{FORM_FILE[form]}-*.parquet")
+
+
+def check_layout(root: Path) -> None:
+    """StoreVersionError, naming `e2store migrate`, if `root` holds a version-1 store
+    (its partitions under STORE/instance=<id>/): reading it or writing into it as version 2
+    would see half a store."""
+    old = next(Path(root).glob("instance=*"), None)
+    if old is not None:
+        raise StoreVersionError(
+            f"{root}: a store of format version 1 ({old.name}/ holds its partitions); this "
+            f"e2store reads version {FORMAT_VERSION}: run `e2store migrate {root}` to move "
+            f"it (renames only, no corolle is rewritten)")
+
+
+def record_paths(root: Path) -> list[Path]:
+    """The completion record of every partition of every form, sorted."""
+    return sorted(p for form in FORMS for p in (Path(root) / form).glob(
+        f"hamming=*/instance=*/zone=*/rotation=*/{meta_name(form)}"))
 
 
 def meta_name(form: str) -> str:

@@ -12,16 +12,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from e2store.corolles.forms import CartesianRows, frontier_of, prefix_from_table
-from e2store.errors import StoreError
+from e2store.errors import StoreError, StoreVersionError
 from e2store.instance.model import Instance
 from e2store.store.layout import (
     FORMAT_VERSION,
     FORMS,
     MANIFEST,
+    PARTITION_SCHEMA,
     RAW_FORMS,
     cartesian_schema,
+    check_layout,
     distinct_schema,
     flat_schema,
+    instance_path,
     meta_name,
     partition_dir,
     prefix_schema,
@@ -39,10 +42,14 @@ def read_manifest(root: Path) -> dict:
     path = Path(root) / MANIFEST
     if not path.exists():
         raise StoreError(f"{path}: no manifest (expected a store written by `e2store enumerate`)")
+    check_layout(Path(root))
     m = json.loads(path.read_text())
     if m.get("format_version", 0) > FORMAT_VERSION:
         raise StoreError(f"{path}: format version {m['format_version']} is newer than this "
                          f"e2store reads ({FORMAT_VERSION}); upgrade e2store")
+    if m.get("format_version", 0) < FORMAT_VERSION:
+        raise StoreVersionError(f"{path}: format version {m.get('format_version')}; this "
+                                f"e2store reads {FORMAT_VERSION}: run `e2store migrate {root}`")
     return m
 
 
@@ -72,7 +79,7 @@ def read_record(root: Path, instance_id: str, hamming: int, zone: int, rotation:
     """The completion record of a partition; StoreError saying what to run if absent."""
     if form not in FORMS:
         raise StoreError(f"unknown form {form!r} (expected one of {', '.join(FORMS)})")
-    d = partition_dir(root, instance_id, hamming, zone, rotation)
+    d = partition_dir(root, instance_id, hamming, zone, rotation, form)
     record = d / meta_name(form)
     if not record.exists():
         raise StoreError(f"{d}: no complete {form} partition (run `e2store enumerate "
@@ -106,7 +113,7 @@ def checked_paths(root: Path, instance_id: str, hamming: int, zone: int, rotatio
     """(path, file) of each Parquet file of a complete partition in order, each checked
     against its record first (`check_file_hash`), then to belong to it; their pages' CRC
     checksums are verified as they are read too."""
-    d = partition_dir(root, instance_id, hamming, zone, rotation)
+    d = partition_dir(root, instance_id, hamming, zone, rotation, form)
     expected = {"form": form, "instance": instance_id, "hamming": str(hamming),
                 "zone": str(zone), "rotation": str(rotation)}
     schema = FORM_SCHEMA[form](hamming).remove_metadata()
@@ -163,8 +170,7 @@ def iter_partition(root: Path, instance_id: str, hamming: int, zone: int, rotati
     if form != "flat" and instance is None:
         from e2store.instance.formats import read_instance
 
-        instance = read_instance(Path(root) / f"instance={instance_id}" / "instance.e2s",
-                                 format="e2store")
+        instance = read_instance(instance_path(root, instance_id), format="e2store")
     for t in _read_tables(root, instance_id, hamming, zone, rotation, form):
         if form == "flat":
             arr = (np.column_stack([t.column(i).to_numpy() for i in range(S + F)]) if len(t)
@@ -178,7 +184,7 @@ def iter_partition(root: Path, instance_id: str, hamming: int, zone: int, rotati
             try:
                 cells = CartesianRows.from_table(t, hamming).expand()
             except ValueError as e:
-                where = partition_dir(root, instance_id, hamming, zone, rotation)
+                where = partition_dir(root, instance_id, hamming, zone, rotation, form)
                 raise StoreError(f"{where}: damaged cartesian file: {e}; run `e2store verify "
                                  f"--store {root}`") from None
         yield cells, frontier_of(cells, instance, hamming)
@@ -211,3 +217,28 @@ def read_partition(root: Path, instance_id: str, hamming: int, zone: int, rotati
         cells.append(c)
         front.append(f)
     return np.concatenate(cells), np.concatenate(front)
+
+
+def dataset(root: str | Path, form: str = "flat", hamming: int | None = None, *,
+            manifest: dict | None = None, verify_pages: bool = True):
+    """The complete partitions of `form` (at `hamming`, or every hamming) as a
+    `pyarrow.dataset.Dataset`: the form's columns, then `instance`, `hamming`, `zone`,
+    `rotation` from the paths.  Over several hammings the columns are those of the highest
+    (each lower hamming's are a prefix of them; a column a file lacks reads as null).  Only
+    the files the manifest lists are scanned, so a partition still being written is never
+    half seen; `verify_pages` checks each page's CRC as it is read."""
+    import pyarrow.dataset as ds
+
+    root = Path(root)
+    if form not in FORMS:
+        raise StoreError(f"unknown form {form!r} (expected one of {', '.join(FORMS)})")
+    parts = [p for p in (manifest or read_manifest(root))["partitions"]
+             if p["form"] == form and (hamming is None or p["hamming"] == hamming)]
+    hammings = sorted({p["hamming"] for p in parts} | ({hamming} if hamming is not None else set()))
+    columns = FORM_SCHEMA[form](max(hammings, default=1))
+    fmt = ds.ParquetFileFormat(default_fragment_scan_options=ds.ParquetFragmentScanOptions(
+        page_checksum_verification=verify_pages))
+    return ds.dataset([str(root / p["path"] / f["file"]) for p in parts for f in p["files"]],
+                      schema=pa.schema(list(columns) + list(PARTITION_SCHEMA)), format=fmt,
+                      partitioning=ds.partitioning(PARTITION_SCHEMA, flavor="hive"),
+                      partition_base_dir=str(root / form))

@@ -184,7 +184,7 @@ def enumerate_shard(root: Path, instance: Instance, zone: Zone, hamming: int, sh
     root.mkdir(parents=True, exist_ok=True)
     clean_staging(root)
     write_instance_file(root, instance)
-    final = partition_dir(root, instance.id, hamming, zone.id, 0)
+    final = partition_dir(root, instance.id, hamming, zone.id, 0, "flat")
     if (final / meta_name("flat")).exists():
         return {**json.loads((final / meta_name("flat")).read_text()), "skipped": True}
     target = shard_dir(root, instance.id, hamming, zone.id, shard, shards)
@@ -228,7 +228,7 @@ def gather_shards(root: Path, instance: Instance, zone: Zone, hamming: int,
     """Publish the zone's rotation-0 flat partition from its `shards` shards, in order."""
     _check_shard(0, shards)
     root = Path(root)
-    final = partition_dir(root, instance.id, hamming, zone.id, 0)
+    final = partition_dir(root, instance.id, hamming, zone.id, 0, "flat")
     if (final / meta_name("flat")).exists():
         return result_of(json.loads((final / meta_name("flat")).read_text()), skipped=True)
     dirs = [shard_dir(root, instance.id, hamming, zone.id, k, shards) for k in range(shards)]
@@ -261,7 +261,8 @@ def gather_shards(root: Path, instance: Instance, zone: Zone, hamming: int,
                                 shards=shards, placements=placements_hex(seen))
         (stage / meta_name("flat")).write_text(json.dumps(meta, indent=1))
         with store_lock(root):
-            publish_partition(stage, final, staging / "old", ["flat"], root)
+            publish_partition(stage, root, (instance.id, hamming, zone.id, 0), staging / "old",
+                              ["flat"], listed=True)
     shutil.rmtree(dirs[0].parent, ignore_errors=True)
     write_manifest(root)
     return result_of(meta, skipped=False)
@@ -316,7 +317,7 @@ def _stage_partition(root: Path, instance: Instance, zone: Zone, hamming: int, r
     """Skip a complete partition, else stage it with `write(stage) -> (files, rows, corolles,
     nodes, placements)`, record it, publish it and refresh the manifest."""
     root = Path(root)
-    final = partition_dir(root, instance.id, hamming, zone.id, rotation)
+    final = partition_dir(root, instance.id, hamming, zone.id, rotation, form)
     if not force and (final / meta_name(form)).exists():
         return result_of(json.loads((final / meta_name(form)).read_text()), skipped=True)
     clean_staging(root)
@@ -331,7 +332,8 @@ def _stage_partition(root: Path, instance: Instance, zone: Zone, hamming: int, r
                                 placements=placements, **extra)
         (stage / meta_name(form)).write_text(json.dumps(meta, indent=1))
         with store_lock(root):
-            publish_partition(stage, final, staging / "old", [form], root)
+            publish_partition(stage, root, (instance.id, hamming, zone.id, rotation),
+                              staging / "old", [form], listed=True)
     write_manifest(root)
     return result_of(meta, skipped=False)
 

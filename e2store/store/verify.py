@@ -21,7 +21,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from e2store.errors import StoreError
-from e2store.store.layout import FORMS, MANIFEST
+from e2store.store.layout import FORMS, MANIFEST, instance_path, record_paths
 from e2store.store.read import check_file_metadata, read_manifest
 from e2store.store.write import sha256_file
 
@@ -42,7 +42,7 @@ class Damage:
         p = self.partition
         if p is None:
             return None
-        return (f"e2store enumerate {root}/instance={p['instance']}/instance.e2s --store "
+        return (f"e2store enumerate {instance_path(root, p['instance'])} --store "
                 f"{root} --hamming {p['hamming']} --at {p['x']},{p['y']} --form {p['form']} "
                 f"--force")
 
@@ -181,7 +181,7 @@ def verify_store(root: str | Path, instances: Iterable[str] | None = None,
     hammings = None if hammings is None else list(hammings)
     report = VerifyReport(str(root))
     records: dict[tuple[str, str], dict] = {}
-    for meta in sorted(root.glob("instance=*/hamming=*/zone=*/rotation=*/_partition*.json")):
+    for meta in record_paths(root):
         try:
             rec = json.loads(meta.read_text())
         except (OSError, ValueError) as e:
@@ -216,7 +216,7 @@ def repair_store(root: str | Path, report: VerifyReport, progress=None) -> list[
     todo = sorted({(p["instance"], p["hamming"], p["zone"], p["form"])
                    for d in report.damaged if (p := d.partition) is not None})
     for inst_id, hamming, zone, form in todo:
-        path = root / f"instance={inst_id}" / "instance.e2s"
+        path = instance_path(root, inst_id)
         inst = read_instance(path, format="e2store")
         if inst.id != inst_id:
             raise StoreError(f"{path}: holds instance {inst.id}, the store's records say "

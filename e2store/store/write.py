@@ -1,8 +1,9 @@
 """Writing the store safely: staging runs, locks, atomic publication, records, manifest.
 
-A partition is built under `STORE/.staging/<run>/` (held by a run lock) and renamed into
-place when complete; the store-wide lock is held only to publish and rewrite the manifest,
-so several processes may write one store at once and a killed run leaves nothing partial.
+A partition is built under `STORE/.staging/<run>/` (held by a run lock) and moved into
+place when complete, its record last; the store-wide lock is held only to publish and
+rewrite the manifest, so several processes may write one store at once and a killed run
+leaves nothing partial.
 """
 
 from __future__ import annotations
@@ -36,8 +37,12 @@ from e2store.store.layout import (
     STAGING,
     STORE_CHUNK_ROWS,
     ZSTD_LEVEL,
+    check_layout,
     flat_schema,
+    instance_path,
     meta_name,
+    partition_dir,
+    record_paths,
 )
 from e2store.zones.zonemap import Zone
 
@@ -118,6 +123,7 @@ def staging_run(root: Path) -> Iterator[Path]:
     `clean_staging` leaves it alone) and removed afterwards, published or not.  The lock is
     made and held under a temporary name, then renamed into place: a lock under its real
     name is always held by a live run or free because its run died."""
+    check_layout(Path(root))
     run = uuid.uuid4().hex[:12]
     staging = Path(root) / STAGING
     staging.mkdir(parents=True, exist_ok=True)
@@ -291,7 +297,8 @@ def write_instance_file(root: Path, instance: Instance) -> Path:
     """Keep the instance inside the store, so the store is self-describing."""
     from e2store.instance.e2sfile import write_e2store
 
-    path = Path(root) / f"instance={instance.id}" / "instance.e2s"
+    check_layout(Path(root))
+    path = instance_path(root, instance.id)
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         write_e2store(instance, path)
@@ -308,35 +315,35 @@ def check_rotations(zone: Zone, rotations: Iterable[int]) -> list[int]:
     return out
 
 
-def publish_partition(staged: Path, final: Path, trash: Path, forms: list[str],
-                      root: Path | None = None) -> None:
-    """Move a staged partition into place: the whole directory when it is new, else the
-    files of the written forms (data first, completion records last).
+def publish_partition(staged: Path, root: Path, key: tuple[str, int, int, int], trash: Path,
+                      forms: list[str], *, listed: bool = False) -> None:
+    """Move the staged files of `forms` of partition `key` (instance, hamming, zone,
+    rotation) into each form's directory: the data files first, the completion record last,
+    so a form is complete (and seen by readers) only once all its files are in place.
 
-    Replacing (`--force`) with the store's `root` given, the caller holding the store lock:
-    the manifest stops listing the replaced forms before their files move, and lists the new
-    ones once they are in place, so a process killed at any step leaves a manifest whose
-    every file exists (the partition is then incomplete until a rerun, as if never made)."""
-    if not final.exists():
-        final.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staged, final)
-        return
-    trash.mkdir(parents=True, exist_ok=True)
-    listed = root is not None and (Path(root) / MANIFEST).exists()
-    if listed:  # first unlisted, then unrecorded, then replaced
-        _update_manifest(Path(root), final, without=forms)
-    for f in forms:  # records of rewritten forms go first, so nothing stale looks complete
-        if (final / meta_name(f)).exists():
-            os.replace(final / meta_name(f), trash / meta_name(f))
+    Replacing (`--force`), the caller holding the store lock, with `listed` (refresh the
+    manifest): the manifest stops listing a replaced form before its files move, and lists
+    the new one once it is in place, so a process killed at any step leaves a manifest
+    whose every file exists (the form is then incomplete until a rerun, as if never made)."""
+    root = Path(root)
+    listed = listed and (root / MANIFEST).exists()
     for f in forms:
-        for old in final.glob(f"{FORM_FILE[f]}-*.parquet"):
-            os.replace(old, trash / old.name)
-    for data in sorted(staged.glob("*.parquet")):
-        os.replace(data, final / data.name)
-    for f in forms:
+        final = partition_dir(root, *key, f)
+        final.mkdir(parents=True, exist_ok=True)
+        replacing = any(final.iterdir())
+        if replacing:
+            trash.mkdir(parents=True, exist_ok=True)
+            if listed:  # first unlisted, then unrecorded, then replaced
+                _update_manifest(root, final, without=[f])
+            if (final / meta_name(f)).exists():  # nothing stale may look complete
+                os.replace(final / meta_name(f), trash / f"{f}{meta_name(f)}")
+            for old in final.glob(f"{FORM_FILE[f]}-*.parquet"):
+                os.replace(old, trash / f"{f}-{old.name}")
+        for d in sorted(staged.glob(f"{FORM_FILE[f]}-*.parquet")):
+            os.replace(d, final / d.name)
         os.replace(staged / meta_name(f), final / meta_name(f))
-    if listed:
-        _update_manifest(Path(root), final)
+        if replacing and listed:
+            _update_manifest(root, final)
 
 
 def _manifest_entry(root: Path, meta_path: Path) -> dict:
@@ -391,7 +398,7 @@ def write_manifest(root: Path) -> dict:
 def _write_manifest(root: Path) -> dict:
     manifest = _manifest_of([
         _manifest_entry(root, meta)
-        for meta in sorted(root.glob("instance=*/hamming=*/zone=*/rotation=*/_partition*.json"))])
+        for meta in record_paths(root)])
     atomic_write_text(root / MANIFEST, json.dumps(manifest, indent=1) + "\n")
     return manifest
 

@@ -1,0 +1,219 @@
+"""An open store: plain Parquet and DuckDB tools read it right (the docs' one-liners, run as
+written), `e2store.dataset` gives each form, `build-db` moves with the store and sees
+partitions added later, and a version-1 store is refused, then migrated (issue 22)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pytest
+from click.testing import CliRunner
+
+import e2store
+from e2store import store
+from e2store.cli import main
+from e2store.errors import StoreError, StoreVersionError
+from e2store.instance.model import Instance
+from e2store.store.read import FORM_SCHEMA
+from e2store.store.verify import verify_store
+from tests import naive
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "store-format.md"
+FORMS3 = ("flat", "prefix", "cartesian")
+
+
+@pytest.fixture(scope="module")
+def opened(tmp_path_factory):
+    root = tmp_path_factory.mktemp("open") / "store"
+    inst = Instance("o", 5, 4, naive.random_board_pieces(5, 4, 3, 5, 21))
+    for h in (1, 2):
+        store.enumerate_store(root, inst, h, None, forms=FORMS3)
+    want = {p["zone"]: p["corolles"] for p in store.read_manifest(root)["partitions"]
+            if p["form"] == "flat" and p["hamming"] == 2 and p["rotation"] == 0}
+    return root, inst, want
+
+
+def _one_liners() -> list[tuple[str, str]]:
+    """(language, code) of each fenced block between the docs' one-liner markers."""
+    text = DOC.read_text()
+    part = text[text.index("<!-- one-liners: start -->"):text.index("<!-- one-liners: end -->")]
+    return re.findall(r"```(\w+)\n(.*?)```", part, re.S)
+
+
+def _per_zone(result) -> dict[int, int]:
+    """{zone: count} from what a one-liner gives: rows of pairs, an Arrow or polars table."""
+    if isinstance(result, pa.Table):
+        result = zip(*(c.to_pylist() for c in result.columns), strict=True)
+    elif hasattr(result, "rows"):  # polars
+        result = result.rows()
+    return {int(z): int(n) for z, n in result}
+
+
+def test_the_docs_hold_every_tool():
+    tools = [code.split("\n")[0] for _, code in _one_liners()]
+    assert len(tools) == 5 and any("polars" in t for t in tools)
+
+
+@pytest.mark.parametrize("k", range(5))
+def test_docs_one_liners_give_exactly_one_form(opened, k):
+    root, _, want = opened
+    lang, code = _one_liners()[k]
+    code = code.replace("STORE", str(root))
+    if lang == "sh":
+        if shutil.which("duckdb") is None:
+            pytest.skip("the duckdb shell is not installed (pip install duckdb-cli)")
+        out = subprocess.run(code.replace("duckdb -c", "duckdb -csv -noheader -c", 1),
+                             shell=True, capture_output=True, text=True, check=True).stdout
+        assert _per_zone(csv.reader(io.StringIO(out))) == want
+        return
+    if "polars" in code:
+        pytest.importorskip("polars")
+    *body, last = code.strip().split("\n")
+    scope: dict = {}
+    exec("\n".join(body), scope)
+    assert _per_zone(eval(last, scope)) == want
+
+
+def test_dataset_gives_each_form_under_its_schema(opened):
+    root, inst, _ = opened
+    parts = store.read_manifest(root)["partitions"]
+    for form in FORMS3:
+        for h in (1, 2, None):
+            d = e2store.dataset(root, form, h)
+            rows = sum(p["rows"] for p in parts if p["form"] == form and h in (None, p["hamming"]))
+            assert d.count_rows() == rows, (form, h)
+            assert d.schema.names == FORM_SCHEMA[form](h or 2).names + [
+                "instance", "hamming", "zone", "rotation"]
+            if h is not None:  # the plain directory holds exactly the listed files
+                plain = ds.dataset(root / form / f"hamming={h}", partitioning="hive")
+                assert plain.count_rows() == rows
+    t = e2store.dataset(root, "flat", 2).to_table(
+        filter=(ds.field("zone") == 1) & (ds.field("rotation") == 0))
+    cells, _ = store.read_partition(root, inst.id, 2, 1, 0)
+    assert t.column("s0").to_pylist() == cells[:, 0].tolist()
+    low = e2store.dataset(root, "flat").to_table(filter=ds.field("hamming") == 1)
+    assert low.column("s12").null_count == len(low) > 0  # hamming 1 has no slot 12
+    with pytest.raises(StoreError, match="unknown form"):
+        e2store.dataset(root, "flats")
+
+
+def _small(root: Path, zones) -> Instance:
+    inst = Instance("m", 4, 4, naive.random_board_pieces(4, 4, 3, 4, 5))
+    store.enumerate_store(root, inst, 1, zones, forms=("flat", "cartesian"))
+    return inst
+
+
+def _flat_rows(root: Path) -> int:
+    return sum(p["rows"] for p in store.read_manifest(root)["partitions"] if p["form"] == "flat")
+
+
+def test_build_db_moves_with_the_store_and_sees_new_partitions(tmp_path, monkeypatch):
+    first = tmp_path / "a" / "store"
+    _small(first, [0])
+    run = CliRunner().invoke
+    db, script = tmp_path / "s.duckdb", tmp_path / "views.sql"
+    for out in (db, script):
+        assert run(main, ["build-db", "--store", str(first), "-o", str(out)]).exit_code == 0
+    root = tmp_path / "b" / "moved"
+    root.parent.mkdir()
+    shutil.move(first, root)
+    inst = _small(root, None)  # partitions added after build-db
+    n, zones = _flat_rows(root), len(store.read_manifest(root)["partitions"]) // 2
+    con = duckdb.connect(str(db), read_only=True)
+    con.execute(f"SET file_search_path = '{root}'")
+    assert con.execute("SELECT count(*) FROM corolles").fetchone()[0] == n
+    assert con.execute("SELECT count(*) FROM manifest WHERE form = 'flat'").fetchone()[0] == zones
+    assert con.execute("SELECT count(*) FROM stems").fetchone()[0] > 0
+    assert con.execute("SELECT instance FROM instances").fetchall() == [(inst.id,)]
+    con.close()
+    monkeypatch.chdir(root)  # the script runs from the store
+    con = duckdb.connect()
+    con.execute(script.read_text())
+    assert con.execute("SELECT sum(corolles) FROM zone_stats").fetchone()[0] == sum(
+        p["corolles"] for p in store.read_manifest(root)["partitions"]
+        if p["form"] == "flat" and p["rotation"] == 0)
+    if shutil.which("duckdb") is None:
+        pytest.skip("the duckdb shell is not installed (pip install duckdb-cli)")
+    out = subprocess.run(["duckdb", str(db), "-csv", "-noheader", "-c",
+                          "SELECT count(*) FROM corolles"], cwd=root, capture_output=True,
+                         text=True)
+    assert out.returncode == 0 and int(out.stdout) == n, out.stderr
+
+
+def _to_version_1(root: Path) -> None:
+    """Lay a version-2 store out as version 1 did (every form of a partition in one
+    directory, the instance beside them), independently of the migration."""
+    for rec in sorted(root.glob("*/hamming=*/instance=*/zone=*/rotation=*/_partition*.json")):
+        d = rec.parent
+        kv = dict(x.split("=") for x in d.relative_to(root).parts[1:])
+        old = (root / f"instance={kv['instance']}" / f"hamming={kv['hamming']}"
+               / f"zone={kv['zone']}" / f"rotation={kv['rotation']}")
+        old.mkdir(parents=True, exist_ok=True)
+        for f in d.iterdir():
+            f.rename(old / f.name)
+    for form in FORMS3:
+        shutil.rmtree(root / form, ignore_errors=True)
+    for f in (root / "instances").iterdir():
+        f.rename(root / f"instance={f.stem}" / "instance.e2s")
+    (root / "instances").rmdir()
+    m = json.loads((root / "manifest.json").read_text())
+    m["format_version"] = 1
+    for p in m["partitions"]:
+        p["path"] = (f"instance={p['instance']}/hamming={p['hamming']}/zone={p['zone']}/"
+                     f"rotation={p['rotation']}")
+    (root / "manifest.json").write_text(json.dumps(m))
+
+
+class _Killed(Exception):
+    pass
+
+
+def test_version_1_store_is_refused_then_migrated(tmp_path, monkeypatch):
+    pristine = tmp_path / "v2"
+    inst = _small(pristine, None)
+    checksum = store.read_manifest(pristine)["checksum"]
+    want = store.read_partition(pristine, inst.id, 1, 1, 0, "cartesian")
+    v1 = tmp_path / "v1"
+    shutil.copytree(pristine, v1)
+    _to_version_1(v1)
+    with pytest.raises(StoreVersionError, match=f"e2store migrate {v1}"):
+        e2store.connect(v1)
+    with pytest.raises(StoreVersionError, match="e2store migrate"):
+        store.enumerate_store(v1, inst, 2, [0])
+    r = CliRunner().invoke(main, ["sql", "--store", str(v1), "SELECT 1"])
+    assert r.exit_code == 2 and "e2store migrate" in r.output
+    real_replace = os.replace
+    for k in (1, 4, 9):  # killed after k-1 renames, then run again
+        root = tmp_path / f"k{k}"
+        shutil.copytree(v1, root)
+        calls = [0]
+
+        def replace(src, dst, calls=calls, k=k):
+            calls[0] += 1
+            if calls[0] == k:
+                raise _Killed
+            real_replace(src, dst)
+
+        monkeypatch.setattr(os, "replace", replace)
+        with pytest.raises(_Killed):
+            store.migrate_store(root)
+        monkeypatch.setattr(os, "replace", real_replace)
+        r = CliRunner().invoke(main, ["migrate", "--store", str(root)])
+        assert r.exit_code == 0, r.output
+        assert verify_store(root).ok
+        assert store.read_manifest(root)["checksum"] == checksum  # same files, same paths
+        got = store.read_partition(root, inst.id, 1, 1, 0, "cartesian")
+        assert all((a == b).all() for a, b in zip(got, want, strict=True))
+        assert not list(root.glob("instance=*"))
+    r = CliRunner().invoke(main, ["migrate", "--store", str(root)])
+    assert r.exit_code == 0 and "nothing to do" in r.output
