@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import duckdb
+import naive
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
@@ -26,7 +27,6 @@ from e2store.errors import StoreError, StoreVersionError
 from e2store.instance.model import Instance
 from e2store.store.read import FORM_SCHEMA
 from e2store.store.verify import verify_store
-from tests import naive
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "store-format.md"
 FORMS3 = ("flat", "prefix", "cartesian")
