@@ -59,3 +59,57 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, mode: int | None = None
 def atomic_write_text(path: str | Path, text: str, *, mode: int | None = None) -> None:
     """Create or replace a UTF-8 text file atomically (line ends kept as given)."""
     atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
+
+
+# tables written by suffix: Parquet, or Arrow IPC -------------------------------------------
+
+IPC_SUFFIXES = (".arrow", ".feather", ".ipc")
+
+
+def is_ipc(path: str | Path) -> bool:
+    """Whether `path` names an Arrow IPC file (by its suffix)."""
+    return Path(path).suffix.lower() in IPC_SUFFIXES
+
+
+def write_table(path: str | Path, table, *, compression_level: int | None = None) -> None:
+    """Write an Arrow table atomically: an Arrow IPC file when the name ends in `.arrow`,
+    `.feather` or `.ipc` (uncompressed, one record batch: a C or Rust program memory-maps
+    it and reads the columns in place), else Parquet (zstd, page checksums)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if is_ipc(path):
+        batch = table.combine_chunks()
+
+        def write(fh):
+            with pa.ipc.new_file(fh, table.schema) as w:
+                w.write_table(batch, max_chunksize=max(1, batch.num_rows))
+
+        atomic_write(path, write)
+    else:
+        atomic_write(path, lambda fh: pq.write_table(
+            table, fh, compression="zstd", compression_level=compression_level,
+            write_page_checksum=True))
+
+
+def read_table(path: str | Path):
+    """An Arrow table from a file `write_table` wrote (Arrow IPC by suffix, else Parquet);
+    the IPC file is memory-mapped."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if is_ipc(path):
+        with pa.memory_map(str(path)) as source:
+            return pa.ipc.open_file(source).read_all()
+    return pq.read_table(path)
+
+
+def table_schema(path: str | Path):
+    """The schema (with its metadata) of a table file, without reading its rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if is_ipc(path):
+        with pa.memory_map(str(path)) as source:
+            return pa.ipc.open_file(source).schema
+    return pq.ParquetFile(path).schema_arrow

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 import naive
+import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
@@ -217,3 +218,81 @@ def test_version_1_store_is_refused_then_migrated(tmp_path, monkeypatch):
         assert not list(root.glob("instance=*"))
     r = CliRunner().invoke(main, ["migrate", "--store", str(root)])
     assert r.exit_code == 0 and "nothing to do" in r.output
+
+
+def _region_reader() -> dict:
+    """The docs' region reader, run as written (it imports pyarrow only)."""
+    text = DOC.read_text()
+    part = text[text.index("<!-- region-reader: start -->"):
+                text.index("<!-- region-reader: end -->")]
+    scope: dict = {}
+    exec(re.findall(r"```python\n(.*?)```", part, re.S)[0], scope)
+    return scope
+
+
+def test_closure_export_read_by_the_documented_reader(opened, tmp_path):
+    from e2store.zones.zonemap import zone_map
+
+    root, inst, _ = opened
+    out = tmp_path / "closures"
+    cells = [(0, 0), (2, 1), (4, 3)]
+    r = CliRunner().invoke(main, ["export-closures", "--store", str(root), "--hamming", "2",
+                                  *[a for x, y in cells for a in ("--at", f"{x},{y}")],
+                                  "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    reader = _region_reader()
+    listed = json.loads((out / "regions.json").read_text())
+    assert [(e["x"], e["y"]) for e in listed["regions"]] == cells
+    zm = zone_map(inst.width, inst.height, 2)
+    for x, y in cells:
+        rows, index = reader["open_region"](str(out), x, y)
+        cells_, front = store.read_partition(root, inst.id, 2, zm.zone_at(x, y).id,
+                                             zm.rotation_at(x, y))
+        want = sorted(map(tuple, np.hstack([cells_, front]).tolist()))
+        got = []
+        F = front.shape[1]
+        for key in zip(*(index.column(f"f{i}").to_pylist() for i in range(F)), strict=True):
+            part = reader["completions"](rows, index, key)
+            assert len(part) > 0 and all(  # every row under a key has that frontier
+                part.column(f"f{i}").to_pylist() == [key[i]] * len(part) for i in range(F))
+            got += list(zip(*(c.to_pylist() for c in part.columns), strict=True))
+        assert sorted(got) == want and len(got) == rows.num_rows
+        assert len(reader["completions"](rows, index, (99,) * F)) == 0
+        meta = rows.schema.metadata
+        assert json.loads(meta[b"cells"])[0] == [x, y] and meta[b"e2store.hamming"] == b"2"
+    r = CliRunner().invoke(main, ["export-closures", "--store", str(root), "--hamming", "3",
+                                  "--at", "0,0", "-o", str(tmp_path / "none")])
+    assert r.exit_code == 2 and "e2store enumerate" in r.output
+
+
+def test_big_results_as_arrow_ipc(opened, tmp_path):
+    from e2store.files import read_table
+    from e2store.instance.url import board_url
+
+    root, inst, _ = opened
+    run = CliRunner().invoke
+    out = tmp_path / "z.arrow"
+    r = run(main, ["expand", "--store", str(root), "--hamming", "2", "--zone", "1", "--form",
+                   "cartesian", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    cells, front = store.read_partition(root, inst.id, 2, 1, 0)
+    t = read_table(out)
+    assert pa.ipc.open_file(pa.memory_map(str(out))).num_record_batches == 1
+    assert t.column("s0").to_pylist() == cells[:, 0].tolist()
+    src = tmp_path / "o.e2s"
+    from e2store.instance.e2sfile import write_e2store
+    write_e2store(inst, src)
+    ops = tmp_path / "ops.arrow"
+    r = run(main, ["openings", str(src), "--store", str(root), "--hamming", "1", "--at", "2,2",
+                   "-o", str(ops)])
+    assert r.exit_code == 0, r.output
+    sols = tmp_path / "s.arrow"
+    r = run(main, ["solve", str(src), "--openings", str(ops), "-o", str(sols), "--json"])
+    assert r.exit_code == 0, r.output
+    direct = json.loads(run(main, ["solve", str(src), "--no-symmetry-break", "--json"]).output)
+    assert json.loads(r.output)["solutions"] == direct["solutions"]
+    if direct["solutions"]:
+        r = run(main, ["url", str(src), "--solutions", str(sols)])
+        assert r.exit_code == 0 and r.output.startswith("https://e2.bucas.name/")
+    assert read_table(sols).schema.metadata[b"format"] == b"e2store-solutions"
+    assert board_url(inst).endswith("000" * 20)

@@ -289,7 +289,7 @@ def test_openings_file_round_trip(stores, tmp_path):
     assert pq.ParquetFile(tmp_path / "o.parquet").metadata.row_group(0).column(0) \
         .compression == "ZSTD"
     (tmp_path / "bad.parquet").write_text("x")
-    with pytest.raises(SolverError, match="not a Parquet file"):
+    with pytest.raises(SolverError, match="not a Parquet or Arrow IPC file"):
         read_openings(tmp_path / "bad.parquet")
     other = _inst(SMALL[1][0])
     with pytest.raises(SolverError, match="openings of instance"):
@@ -361,7 +361,7 @@ def test_cli_openings_and_solve(stores, tmp_path):
     (["openings", "{f}", "--store", "{s}", "--at", "3,3", "--hamming", 1, "-o", "{o}",
       "--symmetry-break"], "do not cover"),
     (["solve", "{f}", "--shard", "0/2"], "--shard needs --openings"),
-    (["solve", "{f}", "--openings", "{f}"], "not a Parquet file"),
+    (["solve", "{f}", "--openings", "{f}"], "not a Parquet or Arrow IPC file"),
     (["solve", "{f}", "--openings", "{o}", "--fixed", "{f}"], "--openings takes neither"),
     (["solve", "{f}", "--openings", "{o}", "--scan", "zigzag"], "unknown scan order"),
 ])

@@ -279,7 +279,8 @@ def instance_id(value: str) -> str:
 @click.option("--rotation", type=click.IntRange(0, 3), default=0, show_default=True,
               help="Rotation of the partition (clockwise quarter turns).")
 @click.option("--form", type=click.Choice(STORE_FORMS), required=True, help="Form to read.")
-@output_option("Write the flat rows to this Parquet file (atomically).")
+@output_option("Write the flat rows to this file (atomically): Parquet, or Arrow IPC if FILE "
+               "ends in .arrow.")
 def expand(store: Path, instance: str | None, hamming: int, zone: int, rotation: int,
            form: str, output: Path | None) -> None:
     """Expand one partition of any form to flat rows; print rows and a content digest.

@@ -1,4 +1,4 @@
-"""Instance commands: `e2store validate`, `e2store generate-instance`, `e2store stats`.
+"""Instance commands: `validate`, `generate-instance`, `stats`, `export-pieces`, `url`.
 
 Every command reads instances the same way: `instance_argument`, `instance_options` (the
 --format/--sides/--size options) and `load_instance` (read and validate), in
@@ -24,7 +24,8 @@ from e2store.cli.options import (
     parse_size,
 )
 
-__all__ = ["load_instance", "parse_size", "validate", "generate_instance", "stats"]
+__all__ = ["load_instance", "parse_size", "validate", "generate_instance", "stats",
+           "export_pieces", "url"]
 
 
 @command("validate", examples=[
@@ -127,3 +128,65 @@ def stats(instance: Path, fmt: str, sides: str | None, size: Size | None,
     inst = load_instance(instance, fmt, sides, size)
     st = instance_stats(inst)
     click.echo(stats_json(st) if as_json else format_stats(st))
+
+
+@command("export-pieces", examples=[
+    "e2store export-pieces pieces_7x7.txt --to jwortmann -o pieces_7x7_jw.txt",
+    "e2store export-pieces e2pieces_jwortmann.txt --to puz -o e2.puz",
+])
+@instance_argument
+@instance_options
+@click.option("--to", "to_format", required=True,
+              type=click.Choice(["benchmark", "brendan", "jwortmann", "puz", "e2store"]),
+              help="The format to write (--format names the format read).")
+@output_option("The piece file to write (atomically).", required=True)
+def export_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None,
+                  to_format: str, output: Path) -> None:
+    """Write an instance as a piece file of another format.
+
+    Pieces keep their order (a piece's id is its line) and their colour ids, in the side
+    order of the format written (docs/store-format.md): reading the file back gives the
+    same instance id.
+    """
+    from e2store.instance.export import write_pieces
+
+    inst = load_instance(instance, fmt, sides, size)
+    write_pieces(inst, output, to_format)
+    click.echo(f"wrote {output}: {inst.id} as {to_format}")
+
+
+@command("url", examples=[
+    "e2store url demo7.e2s",
+    "e2store url demo7.e2s --solutions solutions.parquet --index 2",
+])
+@instance_argument
+@instance_options
+@click.option("--solutions", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="A solutions file written by `solve -o` (Parquet or CSV).")
+@click.option("--index", type=click.IntRange(min=0), default=None, metavar="K",
+              help="With --solutions: the K-th solution (0-based; default 0).")
+def url(instance: Path, fmt: str, sides: str | None, size: Size | None,
+        solutions: Path | None, index: int | None) -> None:
+    """Print the e2.bucas.name URL of a board of the instance.
+
+    The K-th saved solution with --solutions, else the instance's own solution when its
+    file holds one, else the empty board.  `solve --fixed URL` reads such a URL back.
+    """
+    from e2store.errors import SolverError
+    from e2store.instance.url import board_url
+    from e2store.solver.solutions import read_solutions
+
+    inst = load_instance(instance, fmt, sides, size)
+    if index is not None and solutions is None:
+        raise click.UsageError("--index K needs --solutions FILE")
+    board = inst.solution
+    if solutions is not None:
+        boards = read_solutions(solutions)
+        k = index or 0
+        if boards.shape[1:] != (inst.width * inst.height,):
+            raise SolverError(f"{solutions}: boards of {boards.shape[1] if boards.ndim == 2 else 0}"
+                              f" cells, the instance has {inst.width * inst.height}")
+        if k >= len(boards):
+            raise SolverError(f"{solutions}: holds {len(boards)} solutions, no index {k}")
+        board = boards[k]
+    click.echo(board_url(inst, board))

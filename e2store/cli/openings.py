@@ -44,7 +44,8 @@ class _UnlistedArgument(click.Argument):
 @click.option("--at", "at", multiple=True, required=True, type=CELLS,
               help="Centres of the corolles to combine (repeatable), joined in this order.")
 @hamming_option
-@output_option("Openings file to write (Parquet).", required=True)
+@output_option("Openings file to write: Parquet, or Arrow IPC if FILE ends in .arrow.",
+               required=True)
 @click.option("--symmetry-break", "symmetry_break", is_flag=True,
               help="Keep only openings with the lowest corner piece where the solver fixes "
               "it ((0,0) must be covered): their totals are the symmetry-broken counts.")

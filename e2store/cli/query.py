@@ -1,4 +1,4 @@
-"""Query commands: `e2store sql`, `e2store build-db`."""
+"""Query commands: `e2store sql`, `e2store build-db`, `e2store export-closures`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from e2store.cli.command import command
-from e2store.cli.options import json_option, output_option, store_option
+from e2store.cli.options import CELLS, hamming_option, json_option, output_option, store_option
 
 
 @command("sql", legacy_store_positional=True, examples=[
@@ -109,3 +109,43 @@ def build_db(store: Path, output: Path) -> None:
     with connect(store) as st:
         st.write_database(output)
     click.echo(f"wrote {output}")
+
+
+@command("export-closures", legacy={"--cells": "--at"}, examples=[
+    "e2store export-closures --store store/ --hamming 2 --at 0,0 --at 3,3 -o closures/",
+    "e2store export-closures --store store/ --instance demo7.e2s --hamming 1 --at 2,2 "
+    "-o closures/",
+])
+@store_option
+@click.option("--instance", "instance", default=None, metavar="ID|FILE",
+              help="Instance id, or a piece file whose id is used (default: the store's only "
+              "instance).")
+@hamming_option
+@click.option("--at", "at", multiple=True, required=True, type=CELLS,
+              help="Centre of a region (repeatable).")
+@output_option("Directory to write the regions into.", required=True, directory=True)
+def export_closures(store: Path, instance: str | None, hamming: int,
+                    at: tuple[tuple[tuple[int, int], ...], ...], output: Path) -> None:
+    """Write each region's corolles and its index by frontier as Arrow IPC files.
+
+    A region is the corolle of a cell at the hamming: every cell within that Manhattan
+    distance.  Per region, region-X-Y.arrow (its corolles sorted by frontier) and
+    region-X-Y.index.arrow (each frontier's first row and count), uncompressed, for a C or
+    Rust solver to memory-map; regions.json lists them (docs/store-format.md).
+    """
+    from e2store.cli.corolles import instance_id
+    from e2store.query.handle import connect
+    from e2store.query.regions import export_closures as export
+
+    with connect(store) as st:
+        ids = sorted(st.sql("SELECT instance FROM instances").column(0).to_pylist())
+        if instance is None and len(ids) != 1:
+            raise click.UsageError(f"the store holds {len(ids)} instances; give --instance "
+                                   f"({', '.join(ids)})")
+        inst = st.instance(ids[0] if instance is None else instance_id(instance))
+    cells = [c for group in at for c in group]
+    entries = export(store, inst, hamming, cells, output,
+                     progress=lambda m: click.echo(m, err=True))
+    click.echo(f"wrote {len(entries)} regions to {output}: "
+               f"{sum(e['corolles'] for e in entries):,} corolles, "
+               f"{sum(e['keys'] for e in entries):,} frontier keys")

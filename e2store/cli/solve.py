@@ -53,11 +53,11 @@ from e2store.cli.options import (
               help="Search each distinct layout once: identical pieces (alike up to rotation) "
               "tried once per cell and the rotations of a symmetric piece that look alike "
               "once; reports the distinct solutions and the raw count they stand for.")
-@click.option("--fixed", "seed_file", default=None, metavar="FILE",
-              type=click.Path(dir_okay=False, path_type=Path),
-              help="Fixed cells, one `x y piece r` per line; implies --no-symmetry-break.")
+@click.option("--fixed", "seed_file", default=None, metavar="FILE|URL",
+              help="Fixed cells: a file of `x y piece r` lines, or an e2.bucas.name board "
+              "URL (its filled cells); implies --no-symmetry-break.")
 @output_option("Write the solutions, one row per solution, cells c0.. (index y*W+x) as "
-               "piece*4+r: Parquet, or CSV if FILE ends in .csv.")
+               "piece*4+r: Parquet, CSV if FILE ends in .csv, Arrow IPC if in .arrow.")
 @click.option("--keep", type=click.IntRange(min=0), default=DEFAULT_MAX_STORED,
               show_default=True, help="Keep (and write) at most this many solutions; all are "
               "counted and checked.")
@@ -106,7 +106,7 @@ from e2store.cli.options import (
               "the first depth with 10 M of them); deeper makes each sampled subtree smaller, "
               "which big boards need.")
 def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
-              first: bool, no_break: bool, seed_file: Path | None, output: Path | None,
+              first: bool, no_break: bool, seed_file: str | None, output: Path | None,
               keep: int, max_nodes: int | None, as_json: bool, openings_file: Path | None = None,
               workers: int = 1, shard: tuple[int, int] | None = None,
               estimate_samples: int | None = None,
@@ -121,7 +121,6 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     """
     from e2store.errors import SolverError
     from e2store.query.finals import load_finals
-    from e2store.solver.scan import read_seed_file
     from e2store.solver.search import solve
     from e2store.solver.solutions import write_solutions
 
@@ -182,7 +181,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
         return
     if shard is not None:
         raise SolverError("--shard needs --openings FILE")
-    seed = read_seed_file(seed_file) if seed_file is not None else None
+    seed = _fixed(inst, seed_file)
     symmetry_break = not no_break and seed is None
     if workers > 1:
         from e2store.solver.workers import solve_workers
@@ -204,6 +203,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
         write_solutions(save, result.boards, inst, result.scan)
     if as_json:
         d = result.to_dict()
+        d["url"] = _first_url(inst, result.boards)
         if save is not None:
             d["saved"] = str(save)
         click.echo(json.dumps(d))
@@ -219,15 +219,14 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
 
 
 def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
-              no_break: bool, seed_file: Path | None, samples: int, rng_seed: int,
+              no_break: bool, seed_file: str | None, samples: int, rng_seed: int,
               depth: int | None, as_json: bool, kernel: str = "auto",
               distinct: bool = False) -> None:
     """`solve --estimate M`: print the estimated size of the search."""
     from e2store.solver.estimate import estimate
-    from e2store.solver.scan import read_seed_file
 
     inst = load_instance(instance, fmt, sides, size)
-    seed = read_seed_file(seed_file) if seed_file is not None else None
+    seed = _fixed(inst, seed_file)
     est = estimate(inst, scan, samples=samples, symmetry_break=not no_break and seed is None,
                    seed=seed, rng_seed=rng_seed, depth=depth, progress=True, kernel=kernel,
                    distinct=distinct)
@@ -248,6 +247,32 @@ def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
         f"time       ~{est.seconds:,.1f} s in one process "
         f"({est.nodes / max(est.seconds, 1e-9) / 1e6:,.1f} M nodes/s, the rate measured here)",
     ]))
+
+
+def _fixed(inst, value: str | None) -> dict | None:
+    """The fixed cells `--fixed` gives: from a board URL, or from a file."""
+    if value is None:
+        return None
+    from e2store.instance.url import fixed_from_url, is_url
+
+    if is_url(value):
+        return fixed_from_url(inst, value)
+    from e2store.solver.scan import read_seed_file
+
+    return read_seed_file(Path(value))
+
+
+def _first_url(inst, boards) -> str | None:
+    """The e2.bucas.name URL of the first solution kept (None without one, or when a colour
+    has no letter)."""
+    from e2store.instance.url import UrlError, board_url
+
+    if not len(boards):
+        return None
+    try:
+        return board_url(inst, boards[0])
+    except UrlError:
+        return None
 
 
 def _corner(inst, result) -> str | None:

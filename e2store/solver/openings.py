@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from e2store.errors import MissingInstanceError, MissingZoneError, SolverError
-from e2store.files import atomic_write
+from e2store.files import read_table, table_schema, write_table
 from e2store.instance.classes import DistinctPieces
 from e2store.instance.model import GREY, Instance
 from e2store.solver.plan import board_dtype, symmetry_roots
@@ -309,12 +309,12 @@ def openings(instance: Instance, store_root: str | Path, cells: Sequence[tuple[i
 
 
 def write_openings(path: str | Path, op: Openings) -> None:
-    """Write openings atomically as Parquet (zstd): columns `c0..c{W*H-1}` int16 packed
+    """Write openings atomically as Parquet (zstd; Arrow IPC when the name ends in `.arrow`,
+    `.feather` or `.ipc`): columns `c0..c{W*H-1}` int16 packed
     (-1 = empty), key-value metadata: format, version, instance, name, width, height, cells,
     hamming, symmetry_break, count; distinct openings add the column `multiplicity` (int64)
     and the metadata `distinct` = true."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     n = op.width * op.height
     meta = {"format": OPENINGS_FORMAT, "version": str(OPENINGS_VERSION),
@@ -329,22 +329,19 @@ def write_openings(path: str | Path, op: Openings) -> None:
         schema = schema.append(pa.field("multiplicity", pa.int64())).with_metadata(
             {**meta, "distinct": "true"})
         cols.append(pa.array(op.multiplicity, type=pa.int64()))
-    table = pa.Table.from_arrays(cols, schema=schema)
-    atomic_write(path, lambda fh: pq.write_table(table, fh, compression="zstd"))
+    write_table(path, pa.Table.from_arrays(cols, schema=schema))
 
 
 def read_openings(path: str | Path) -> Openings:
     """Openings from a file written by `write_openings`; SolverError if it is not one."""
-    import pyarrow.parquet as pq
-
     p = Path(path)
     try:
-        pf = pq.ParquetFile(p)
+        schema = table_schema(p)
     except FileNotFoundError:
         raise
     except Exception as exc:  # noqa: BLE001 - any unreadable file gets one clear line
-        raise SolverError(f"{p}: not a Parquet file ({exc})") from None
-    kv = {k.decode(): v.decode() for k, v in (pf.schema_arrow.metadata or {}).items()}
+        raise SolverError(f"{p}: not a Parquet or Arrow IPC file ({exc})") from None
+    kv = {k.decode(): v.decode() for k, v in (schema.metadata or {}).items()}
     if kv.get("format") != OPENINGS_FORMAT:
         raise SolverError(f"{p}: not an openings file (expected one written by "
                           f"`e2store openings`)")
@@ -352,7 +349,7 @@ def read_openings(path: str | Path) -> Openings:
         raise SolverError(f"{p}: openings format version {kv['version']} is newer than this "
                           f"e2store reads ({OPENINGS_VERSION}); upgrade e2store")
     w, h = int(kv["width"]), int(kv["height"])
-    t = pf.read()
+    t = read_table(p)
     distinct = kv.get("distinct") == "true"
     mult = (t.column("multiplicity").to_numpy().astype(np.int64)
             if distinct and "multiplicity" in t.column_names else None)

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from e2store.errors import InvalidSolutionError, SolverError
-from e2store.files import atomic_write
+from e2store.files import atomic_write, read_table, write_table
 from e2store.instance.model import GREY, Instance
 from e2store.store.layout import board_schema
 
@@ -82,8 +82,9 @@ def check_solution(inst: Instance, cells: np.ndarray) -> None:
 def write_solutions(path: str | Path, boards: np.ndarray, instance: Instance | None = None,
                     scan: str | None = None) -> None:
     """Write (k, W*H) packed boards atomically, one row per solution, columns `c0..` (cell
-    index y*W+x).  A `.csv` suffix writes CSV with a header row; anything else Parquet
-    (zstd, int16 columns, key-value metadata: format, version, instance, width, height)."""
+    index y*W+x).  A `.csv` suffix writes CSV with a header row; `.arrow`, `.feather` or
+    `.ipc` an Arrow IPC file; anything else Parquet (zstd); int16 columns, key-value
+    metadata: format, version, instance, width, height."""
     b = np.asarray(boards)
     target = Path(path)
     n = b.shape[1] if b.ndim == 2 else 0
@@ -94,7 +95,6 @@ def write_solutions(path: str | Path, boards: np.ndarray, instance: Instance | N
         atomic_write(target, lambda fh: fh.write(data))
         return
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     meta = {"format": SOLUTIONS_FORMAT, "version": str(SOLUTIONS_VERSION)}
     if instance is not None:
@@ -105,7 +105,7 @@ def write_solutions(path: str | Path, boards: np.ndarray, instance: Instance | N
     schema = board_schema(names, pa.int16(), meta)
     table = pa.Table.from_arrays([pa.array(b[:, i], type=pa.int16()) for i in range(n)],
                                  schema=schema)
-    atomic_write(target, lambda fh: pq.write_table(table, fh, compression="zstd"))
+    write_table(target, table)
 
 
 def read_solutions(path: str | Path) -> np.ndarray:
@@ -118,9 +118,7 @@ def read_solutions(path: str | Path) -> np.ndarray:
         n = len(rows[0].split(","))
         vals = [list(map(int, r.split(","))) for r in rows[1:] if r.strip()]
         return np.array(vals, dtype=np.int16).reshape(-1, n)
-    import pyarrow.parquet as pq
-
-    t = pq.read_table(p)
+    t = read_table(p)
     if not t.num_columns:
         return np.zeros((0, 0), dtype=np.int16)
     return np.column_stack([t.column(i).to_numpy() for i in range(t.num_columns)]).astype(

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from e2store.corolles.forms import prefix_table
 from e2store.errors import StoreError
-from e2store.files import atomic_write, atomic_write_text
+from e2store.files import atomic_write_text, write_table
 from e2store.instance.model import Instance
 from e2store.store.layout import (
     FORM_FILE,
@@ -404,10 +404,9 @@ def _write_manifest(root: Path) -> dict:
 
 
 def write_flat_file(path: Path, cells: np.ndarray, front: np.ndarray, hamming: int) -> None:
-    """Write row-major flat rows to one Parquet file, atomically (temp file + rename)."""
+    """Write row-major flat rows to one file, atomically: Parquet, or Arrow IPC when the
+    name ends in `.arrow`, `.feather` or `.ipc` (`e2store.files.write_table`)."""
     cols = [pa.array(np.ascontiguousarray(cells[:, i])) for i in range(cells.shape[1])]
     cols += [pa.array(np.ascontiguousarray(front[:, i])) for i in range(front.shape[1])]
     table = pa.Table.from_arrays(cols, schema=flat_schema(hamming))
-    atomic_write(path, lambda fh: pq.write_table(table, fh, compression="zstd",
-                                                 compression_level=ZSTD_LEVEL,
-                                                 write_page_checksum=True))
+    write_table(path, table, compression_level=ZSTD_LEVEL)
