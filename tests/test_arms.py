@@ -55,7 +55,8 @@ def test_arm_layout_orders_core_tips_arms(w, h, x, y):
 
 @pytest.mark.parametrize("w,h,seed,colours", [
     pytest.param(5, 5, 1, (2, 4), marks=pytest.mark.slow),  # two colours: 99 s of twin
-    (6, 5, 2, (3, 6)), (5, 4, 3, (3, 3))])
+    pytest.param(6, 5, 2, (3, 6), marks=pytest.mark.slow),  # 27 s of twin
+    (5, 4, 3, (3, 3))])
 def test_kernel_agrees_with_naive_twin(w, h, seed, colours):
     """Per core prefix (shallow ones and whole cores), corolles and cores with a completion,
     by each way of counting the disjoint arm tuples."""
@@ -80,8 +81,9 @@ def test_kernel_agrees_with_naive_twin(w, h, seed, colours):
                     (x, y, len(pref[0]), method)
 
 
-@pytest.mark.parametrize("w,h,seed,colours", [(5, 5, 11, (3, 4)), (6, 5, 12, (3, 6)),
-                                              (7, 4, 13, (3, 7)), (6, 4, 14, (3, 6))])
+@pytest.mark.parametrize("w,h,seed,colours", [
+    pytest.param(5, 5, 11, (3, 4), marks=pytest.mark.slow),  # 18 s
+    (6, 5, 12, (3, 6)), (7, 4, 13, (3, 7)), (6, 4, 14, (3, 6))])
 def test_arms_equal_stems_on_every_cell(w, h, seed, colours):
     """Two independent methods, every cell of random boards (few colours: arms share many
     pieces), with and without the turn symmetry."""
