@@ -1,6 +1,6 @@
 """Benchmark reading a store with other tools, and the exports for other solvers.
 
-Builds (once, or reuses with --store) a store of `pieces_6x6.txt` from ../shared at
+Builds (once, or reuses with --store) a store of `pieces_5x5.txt` from ../shared at
 hamming 1 and 2 (flat and cartesian, every rotation), then times a full scan of the flat
 rows at hamming 2 (count, and sum of `s0` per zone) through each documented way in
 (docs/store-format.md): DuckDB over the glob, a plain pyarrow dataset of the directory,
@@ -51,7 +51,7 @@ def main() -> int:
     from e2store.store.build import enumerate_store
     from e2store.store.read import read_manifest
 
-    path = args.shared / "instances" / "benchmark" / "pieces_6x6.txt"
+    path = args.shared / "instances" / "benchmark" / "pieces_5x5.txt"
     if not path.exists():
         print(f"benchmark instance not found: {path} (give --shared)", file=sys.stderr)
         return 2
