@@ -187,7 +187,7 @@ def test_version_1_store_is_refused_then_migrated(tmp_path, monkeypatch):
     v1 = tmp_path / "v1"
     shutil.copytree(pristine, v1)
     _to_version_1(v1)
-    with pytest.raises(StoreVersionError, match=f"e2store migrate {v1}"):
+    with pytest.raises(StoreVersionError, match=f"e2store migrate --store {v1}"):
         e2store.connect(v1)
     with pytest.raises(StoreVersionError, match="e2store migrate"):
         store.enumerate_store(v1, inst, 2, [0])

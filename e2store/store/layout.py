@@ -38,7 +38,7 @@ from e2store.zones.geometry import (
 FORMAT_VERSION = 2
 # version 1 kept every form of a partition in one directory, STORE/instance=<id>/hamming=<h>/
 # zone=<z>/rotation=<r>/, with the instance at STORE/instance=<id>/instance.e2s
-# (`e2store migrate STORE` moves it to version 2; e2store.store.migrate)
+# (`e2store migrate --store STORE` moves it to version 2; e2store.store.migrate)
 
 
 FORM_FILE = {"flat": "part", "prefix": "prefix", "cartesian": "cartesian", "distinct": "distinct"}
@@ -95,7 +95,7 @@ def check_layout(root: Path) -> None:
     if old is not None:
         raise StoreVersionError(
             f"{root}: a store of format version 1 ({old.name}/ holds its partitions); this "
-            f"e2store reads version {FORMAT_VERSION}: run `e2store migrate {root}` to move "
+            f"e2store reads version {FORMAT_VERSION}: run `e2store migrate --store {root}` to move "
             f"it (renames only, no corolle is rewritten)")
 
 

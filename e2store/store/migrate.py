@@ -89,7 +89,7 @@ def migrate_store(root: str | Path) -> list[str]:
             raise StoreError(f"{root}: migrated {moved} partitions, but these files are not "
                              f"store files and stay in the old layout: {', '.join(left[:5])}"
                              f"{' ...' if len(left) > 5 else ''}; move or remove them, then "
-                             f"run `e2store migrate {root}` again")
+                             f"run `e2store migrate --store {root}` again")
         done.append(f"moved {moved} partitions and the instance files to format version "
                     f"{FORMAT_VERSION}")
     write_manifest(root)

@@ -49,7 +49,8 @@ def read_manifest(root: Path) -> dict:
                          f"e2store reads ({FORMAT_VERSION}); upgrade e2store")
     if m.get("format_version", 0) < FORMAT_VERSION:
         raise StoreVersionError(f"{path}: format version {m.get('format_version')}; this "
-                                f"e2store reads {FORMAT_VERSION}: run `e2store migrate {root}`")
+                                f"e2store reads {FORMAT_VERSION}: run `e2store migrate "
+                                f"--store {root}`")
     return m
 
 
