@@ -10,6 +10,26 @@ import naive
 from e2store.instance.model import Instance
 
 
+class Killed(BaseException):
+    """A process killed at a chosen step (`kill_at_replace`)."""
+
+
+def kill_at_replace(monkeypatch, k: int) -> None:
+    """Make the k-th `os.replace` from now raise `Killed` (a kill between two renames);
+    undo with `monkeypatch.undo()`."""
+    import os
+
+    real, calls = os.replace, [0]
+
+    def replace(src, dst):
+        calls[0] += 1
+        if calls[0] == k:
+            raise Killed
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+
+
 def random_instance(w: int, h: int, seed: int, n_frame: int = 3, n_inner: int = 5) -> Instance:
     """A random W x H board cut into pieces (solvable by construction), named rnd<seed>."""
     return Instance(f"rnd{seed}", w, h, naive.random_board_pieces(w, h, n_frame, n_inner, seed))

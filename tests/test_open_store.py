@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -20,6 +19,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 from click.testing import CliRunner
+from helpers import Killed, kill_at_replace
 
 import e2store
 from e2store import store
@@ -175,10 +175,6 @@ def _to_version_1(root: Path) -> None:
     (root / "manifest.json").write_text(json.dumps(m))
 
 
-class _Killed(Exception):
-    pass
-
-
 def test_version_1_store_is_refused_then_migrated(tmp_path, monkeypatch):
     pristine = tmp_path / "v2"
     inst = _small(pristine, None)
@@ -193,22 +189,13 @@ def test_version_1_store_is_refused_then_migrated(tmp_path, monkeypatch):
         store.enumerate_store(v1, inst, 2, [0])
     r = CliRunner().invoke(main, ["sql", "--store", str(v1), "SELECT 1"])
     assert r.exit_code == 2 and "e2store migrate" in r.output
-    real_replace = os.replace
     for k in (1, 4, 9):  # killed after k-1 renames, then run again
         root = tmp_path / f"k{k}"
         shutil.copytree(v1, root)
-        calls = [0]
-
-        def replace(src, dst, calls=calls, k=k):
-            calls[0] += 1
-            if calls[0] == k:
-                raise _Killed
-            real_replace(src, dst)
-
-        monkeypatch.setattr(os, "replace", replace)
-        with pytest.raises(_Killed):
+        kill_at_replace(monkeypatch, k)
+        with pytest.raises(Killed):
             store.migrate_store(root)
-        monkeypatch.setattr(os, "replace", real_replace)
+        monkeypatch.undo()
         r = CliRunner().invoke(main, ["migrate", "--store", str(root)])
         assert r.exit_code == 0, r.output
         assert verify_store(root).ok

@@ -15,6 +15,7 @@ import naive
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from helpers import Killed, kill_at_replace
 
 from e2store import store
 from e2store.corolles.enumerate import count_corolles, enumerate_corolles
@@ -258,10 +259,6 @@ def test_a_killed_runs_staging_goes_at_once(tmp_path):
     assert not new.exists()
 
 
-class _Killed(BaseException):
-    """Stands for a SIGKILL at one step of a publish (nothing after it runs)."""
-
-
 def test_force_publish_killed_at_any_step_leaves_a_consistent_store(tmp_path, monkeypatch):
     """A forced rewrite replaces a partition's files one rename at a time; killed after any
     of them, the manifest lists only files that exist with their recorded hashes (`verify`
@@ -276,7 +273,6 @@ def test_force_publish_killed_at_any_step_leaves_a_consistent_store(tmp_path, mo
     store.enumerate_store(pristine, inst, 1, [0], rows_per_file=40)
     store.enumerate_store(other, inst, 1, [0], rows_per_file=25)  # same rows, other files
     want = store.read_partition(pristine, inst.id, 1, 0, 0)
-    real_replace = os.replace
     k = 0
     while True:
         k += 1
@@ -284,22 +280,14 @@ def test_force_publish_killed_at_any_step_leaves_a_consistent_store(tmp_path, mo
         shutil.copytree(pristine, root)
         staged = tmp_path / f"staged{k}"
         shutil.copytree(partition_dir(other, inst.id, 1, 0, 0, "flat"), staged)
-        calls = [0]
-
-        def replace(src, dst, calls=calls, k=k):
-            calls[0] += 1
-            if calls[0] == k:
-                raise _Killed
-            real_replace(src, dst)
-
-        monkeypatch.setattr(os, "replace", replace)
+        kill_at_replace(monkeypatch, k)
         try:
             store.publish_partition(staged, root, (inst.id, 1, 0, 0), tmp_path / f"trash{k}",
                                     ["flat"], listed=True)
             done = True
-        except _Killed:
+        except Killed:
             done = False
-        monkeypatch.setattr(os, "replace", real_replace)
+        monkeypatch.undo()
         report = verify_store(root)
         assert report.ok, (k, [str(d) for d in report.damaged])
         store.enumerate_store(root, inst, 1, [0], rows_per_file=40)  # the rerun

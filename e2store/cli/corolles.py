@@ -22,6 +22,7 @@ from e2store.cli.options import (
     json_option,
     load_instance,
     output_option,
+    store_instance_option,
     store_option,
     threads_option,
 )
@@ -271,9 +272,7 @@ def instance_id(value: str) -> str:
     "-o zone3.parquet",
 ])
 @store_option
-@click.option("--instance", "instance", default=None, metavar="ID|FILE",
-              help="Instance id, or a piece file whose id is used (default: the store's only "
-              "instance).")
+@store_instance_option
 @hamming_option
 @click.option("--zone", type=click.IntRange(min=0), required=True, help="Zone id.")
 @click.option("--rotation", type=click.IntRange(0, 3), default=0, show_default=True,

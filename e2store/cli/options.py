@@ -288,6 +288,13 @@ def store_option(f: Callable | None = None, *, required: bool = True,
     return deco(f) if f is not None else deco
 
 
+def store_instance_option(f: Callable) -> Callable:
+    """--instance ID|FILE: which instance of a store (default: its only one)."""
+    return click.option("--instance", "instance", default=None, metavar="ID|FILE",
+                        help="Instance id, or a piece file whose id is used (default: the "
+                        "store's only instance).")(f)
+
+
 def json_option(help: str = "Print the result as JSON on stdout.") -> Callable:
     """--json: JSON on stdout (never a file)."""
     return click.option("--json", "as_json", is_flag=True, help=help)

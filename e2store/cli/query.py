@@ -10,7 +10,14 @@ from pathlib import Path
 import click
 
 from e2store.cli.command import command
-from e2store.cli.options import CELLS, hamming_option, json_option, output_option, store_option
+from e2store.cli.options import (
+    CELLS,
+    hamming_option,
+    json_option,
+    output_option,
+    store_instance_option,
+    store_option,
+)
 
 
 @command("sql", legacy_store_positional=True, examples=[
@@ -117,9 +124,7 @@ def build_db(store: Path, output: Path) -> None:
     "-o closures/",
 ])
 @store_option
-@click.option("--instance", "instance", default=None, metavar="ID|FILE",
-              help="Instance id, or a piece file whose id is used (default: the store's only "
-              "instance).")
+@store_instance_option
 @hamming_option
 @click.option("--at", "at", multiple=True, required=True, type=CELLS,
               help="Centre of a region (repeatable).")
