@@ -266,6 +266,19 @@ def instance_id(value: str) -> str:
     return read_instance(path).id if path.is_file() else value
 
 
+def store_instance(store: Path, instance: str | None) -> str:
+    """The id `--instance` names (an id or a piece file), or the store's only instance."""
+    from e2store.store.read import read_manifest
+
+    if instance is not None:
+        return instance_id(instance)
+    ids = sorted({p["instance"] for p in read_manifest(store)["partitions"]})
+    if len(ids) != 1:
+        raise click.UsageError(f"the store holds {len(ids)} instances; give --instance "
+                               f"({', '.join(ids)})")
+    return ids[0]
+
+
 @command("expand", legacy_store_positional=True, examples=[
     "e2store expand --store store/ --hamming 2 --zone 3 --form cartesian",
     "e2store expand --store store/ --hamming 2 --zone 3 --rotation 1 --form prefix "
@@ -291,18 +304,10 @@ def expand(store: Path, instance: str | None, hamming: int, zone: int, rotation:
 
     import numpy as np
 
-    from e2store.store.read import read_manifest, read_partition
+    from e2store.store.read import read_partition
     from e2store.store.write import write_flat_file
 
-    man = read_manifest(store)
-    ids = sorted({p["instance"] for p in man["partitions"]})
-    if instance is None:
-        if len(ids) != 1:
-            raise click.UsageError(f"the store holds {len(ids)} instances; give --instance "
-                                   f"({', '.join(ids)})")
-        instance = ids[0]
-    else:
-        instance = instance_id(instance)
+    instance = store_instance(store, instance)
     distinct = ""
     if form == "distinct":
         cells, front, mult = _expand_distinct(store, instance, hamming, zone, rotation)

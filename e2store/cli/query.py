@@ -138,16 +138,16 @@ def export_closures(store: Path, instance: str | None, hamming: int,
     region-X-Y.index.arrow (each frontier's first row and count), uncompressed, for a C or
     Rust solver to memory-map; regions.json lists them (docs/store-format.md).
     """
-    from e2store.cli.corolles import instance_id
-    from e2store.query.handle import connect
+    from e2store.cli.corolles import store_instance
+    from e2store.errors import MissingInstanceError
+    from e2store.instance.formats import read_instance
     from e2store.query.regions import export_closures as export
+    from e2store.store.layout import instance_path
 
-    with connect(store) as st:
-        ids = sorted(st.sql("SELECT instance FROM instances").column(0).to_pylist())
-        if instance is None and len(ids) != 1:
-            raise click.UsageError(f"the store holds {len(ids)} instances; give --instance "
-                                   f"({', '.join(ids)})")
-        inst = st.instance(ids[0] if instance is None else instance_id(instance))
+    path = instance_path(store, store_instance(store, instance))
+    if not path.exists():
+        raise MissingInstanceError(f"{store}: no instance {path.stem!r} in the store")
+    inst = read_instance(path, format="e2store")
     cells = [c for group in at for c in group]
     entries = export(store, inst, hamming, cells, output,
                      progress=lambda m: click.echo(m, err=True))
