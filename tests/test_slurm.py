@@ -18,7 +18,19 @@ from pathlib import Path
 import pytest
 import yaml
 from test_counts_pipeline import _workdir as _counts_workdir
-from test_pipeline import REPO, _command, _env, _run_tiny, _same_results, _tiny_workdir
+from test_pipeline import (
+    REPO,
+    TINY,
+    _command,
+    _env,
+    _run_tiny,
+    _same_results,
+    _snakemake,
+    _store_files,
+    _tiny_workdir,
+)
+
+from e2store.store.read import read_manifest
 
 pytestmark = pytest.mark.slurm
 
@@ -66,7 +78,7 @@ def _slurm(work: Path, config: Path | None, *extra: str, check: bool = True,
     if config is not None:
         cmd += ["--configfile", str(config)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=1800,
-                          cwd=REPO)
+                          cwd=work)  # the plugin's job logs go to ./.snakemake/slurm_logs
     if check:
         assert proc.returncode == 0, proc.stderr[-4000:]
     return proc
@@ -83,8 +95,14 @@ def _states(jobs: list[str]) -> dict[str, str]:
     return dict(line.split("|", 1) for line in out.splitlines() if line)
 
 
-def test_main_job_through_sbatch_equals_a_local_run(tmp_path):
-    local = _run_tiny(tmp_path / "local")
+@pytest.fixture(scope="module")
+def local_tiny(tmp_path_factory) -> Path:
+    """The main job's tiny config run locally once: what every SLURM run must equal."""
+    return _run_tiny(tmp_path_factory.mktemp("local"))
+
+
+def test_main_job_through_sbatch_equals_a_local_run(tmp_path, local_tiny):
+    local = local_tiny
     work = _tiny_workdir(tmp_path / "slurm")
     t0 = time.perf_counter()
     proc = _slurm(work, work / "cfg.yaml")
@@ -134,30 +152,55 @@ def test_sharded_solve_through_sbatch_equals_a_local_solve(tmp_path):
     assert merged["solutions"] == single["solutions"] > 0 and merged["complete"]
 
 
-@pytest.mark.skip(reason="hangs: after `scancel` of a running job (sacct state 'CANCELLED by "
-                  "0'), snakemake-executor-plugin-slurm 2.8.0 never reports it failed and the run "
-                  "waits forever with an empty queue (seen 2026-11-26; issue 26)")
-def test_a_job_cancelled_by_slurm_then_a_rerun_equals_an_uninterrupted_run(tmp_path):
-    """`scancel` of a running job: the run fails; the rerun (the profile's
-    rerun-incomplete) completes it, and the store equals a clean local run's."""
-    local = _run_tiny(tmp_path / "local")
-    work = _tiny_workdir(tmp_path / "slurm")
+def _running_job_of(rule: str) -> str | None:
+    """The SLURM id of a running job of `rule` (the plugin logs it under rule_<rule>/)."""
+    out = subprocess.run(["squeue", "-h", "-t", "RUNNING", "-O", "JobID:20,StdOut:1000"],
+                         capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        job, _, log = line.strip().partition(" ")
+        if f"/rule_{rule}/" in log:
+            return job
+    return None
+
+
+# the 5x5 of the tiny config at hamming 2 alone: its three big zones are sharded (2, 4, 2)
+SHARDED = {**TINY, "hamming": [2], "forms": ["flat"]}
+del SHARDED["instances"]
+
+
+def test_a_shard_cancelled_by_slurm_then_a_rerun_equals_an_uninterrupted_run(tmp_path):
+    """`scancel` of a running shard job: the run stops with that job failed (state
+    CANCELLED, not waited for forever); the rerun (the profile's rerun-incomplete) completes
+    it, and the store equals an uninterrupted local run's."""
+    local, work = tmp_path / "local", tmp_path / "slurm"
+    for path in (local, work):
+        path.mkdir()
+        (path / "cfg.yaml").write_text(yaml.safe_dump(SHARDED))
+    proc = _snakemake(local, local / "cfg.yaml")
+    assert proc.returncode == 0, proc.stderr[-3000:]
     cmd = _command(work, work / "cfg.yaml", "--profile", str(REPO / "profiles" / "slurm"),
                    *SMALL, "--retries", "0", cores=None)
     run = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           env=_env(), cwd=REPO)
+                           env=_env(), cwd=work)
     cancelled = None
     deadline = time.time() + 600
     while cancelled is None and time.time() < deadline and run.poll() is None:
-        out = subprocess.run(["squeue", "-h", "-t", "RUNNING", "-o", "%i %j"],
-                             capture_output=True, text=True).stdout.split()
-        if out:
-            cancelled = out[0]
+        cancelled = _running_job_of("shard")
+        if cancelled:
             subprocess.run(["scancel", cancelled], check=True)
         time.sleep(0.2)
     log, _ = run.communicate(timeout=1800)
-    assert cancelled is not None, "no job was seen running"
+    assert cancelled is not None, "no shard job was seen running"
     assert run.returncode != 0, log[-3000:]
     assert _states([cancelled])[cancelled].startswith("CANCELLED")
-    _slurm(work, work / "cfg.yaml")
-    _same_results(local / "res", work / "res")
+    assert f"SLURM-job '{cancelled}' failed, SLURM status is: 'CANCELLED'" in log, log[-3000:]
+    rerun = _slurm(work, work / "cfg.yaml")
+    assert "rule shard:" in rerun.stderr  # the cancelled shard runs again
+    a, b = local / "res", work / "res"
+    assert _store_files(a / "store") == _store_files(b / "store")
+    assert read_manifest(a / "store")["checksum"] == read_manifest(b / "store")["checksum"]
+    tables = sorted(p.name for p in (a / "tables").iterdir() if not p.name.startswith("seconds"))
+    assert tables and tables == sorted(
+        p.name for p in (b / "tables").iterdir() if not p.name.startswith("seconds"))
+    for name in tables:
+        assert (a / "tables" / name).read_bytes() == (b / "tables" / name).read_bytes(), name
