@@ -95,6 +95,18 @@ def _states(jobs: list[str]) -> dict[str, str]:
     return dict(line.split("|", 1) for line in out.splitlines() if line)
 
 
+def test_start_script_again_leaves_the_cluster_as_it_is():
+    """Idempotent: with every daemon up, the script starts nothing and says the cluster is
+    up."""
+    pids = subprocess.run(["pgrep", "-x", "slurmctld"], capture_output=True, text=True).stdout
+    proc = subprocess.run(["bash", str(REPO / "tests" / "cluster" / "start-slurm.sh")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "started" not in proc.stdout and "cluster e2store up" in proc.stdout
+    assert subprocess.run(["pgrep", "-x", "slurmctld"], capture_output=True,
+                          text=True).stdout == pids
+
+
 @pytest.fixture(scope="module")
 def local_tiny(tmp_path_factory) -> Path:
     """The main job's tiny config run locally once: what every SLURM run must equal."""
