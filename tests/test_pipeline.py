@@ -8,6 +8,7 @@ import copy
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -428,7 +429,7 @@ def test_dry_run_with_the_slurm_profile(tmp_path):
     out = proc.stdout + proc.stderr
     assert "Using profile" in out
     assert _job_counts(out) == {**MAIN_JOBS, "total": sum(MAIN_JOBS.values())}
-    blocks = out.split("rule ")
+    blocks = re.split(r"(?:rule|checkpoint) ", out)  # plan is a checkpoint
     enum = next(b for b in blocks if b.startswith("plan:"))
     assert "--threads 8" in enum  # set-threads (capped by --cores; uncapped on SLURM)
     assert "slurm_account=<account>" in enum and "slurm_partition=<partition>" in enum
