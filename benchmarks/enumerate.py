@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from _fresh import in_fresh_process
+from _host import cpu_model
 
 REFERENCE_SECONDS = 175.0
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,6 +112,7 @@ def main() -> int:
     head = (f"{'case':<6}{'h':>2} {'where':<11}{'rot':>4}{'thr':>4}{'corolles':>13}"
             f"{'nodes':>13}{'rows':>13}{'seconds':>9}{'corolles/s':>13}{'rows/s':>12}"
             f"{'B/row':>7}{'peak MB':>9}")
+    print(f"host: {cpu_model()}")
     print(f"instance {path}")
     print(head)
     rows = []

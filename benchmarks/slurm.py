@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -29,6 +28,7 @@ from datetime import datetime
 from pathlib import Path
 
 import yaml
+from _host import cpu_model
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = {"results": "res", "threads": 1, "hamming": [1, 2], "forms": ["flat", "cartesian"],
@@ -42,13 +42,6 @@ rule one:
     output: "out/{i}.txt"
     shell: "touch {output}"
 """
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def slurm_flags(account: str, partition: str) -> list[str]:
@@ -97,7 +90,7 @@ def main() -> int:
         print("no sbatch: start a cluster (tests/cluster/start-slurm.sh)", file=sys.stderr)
         return 2
     version = subprocess.run(["sinfo", "--version"], capture_output=True, text=True).stdout
-    print(f"host: {cpu_model()}, {os.cpu_count()} CPUs; {version.strip()}")
+    print(f"host: {cpu_model()}; {version.strip()}")
     tmp = Path(tempfile.mkdtemp(prefix="e2slurm-"))
     account = ["-A", args.account, "-p", args.partition]
 

@@ -11,9 +11,11 @@ from helpers import random_instance
 
 from e2store.corolles import _kernels
 from e2store.corolles.enumerate import (
+    bit_tables,
     candidate_table,
     corolle_layout,
     count_corolles,
+    count_prefix_bits,
     enumerate_corolles,
     kernel_args,
     level_prefixes,
@@ -92,6 +94,34 @@ def test_count_prefixes_twin():
             want = naive.naive_count_prefixes(pieces, 4, 4, x, y, h, level_cells, pref.tolist())
             assert counts.tolist() == want
             assert (nodes >= counts).all()
+
+
+@pytest.mark.parametrize("w, seed, n_inner, cells, twin", [
+    (4, 11, 5, [((1, 1), 2), ((0, 1), 2), ((2, 0), 1), ((0, 0), 2)], True),
+    (9, 3, 9, [((4, 4), 1), ((0, 0), 2), ((8, 3), 1)], False),  # 81 pieces: two bit words
+])
+def test_count_prefix_bits_twin(w, seed, n_inner, cells, twin):
+    """The bitset counter (issue 27) gives the list walk's counts and nodes (and, on the
+    4x4, the naive twin's counts) from every prefix depth, the unkeyed centre level (every
+    rotation of a piece in one bucket: the list path) included."""
+    inst = _instance(w, w, seed, n_inner=n_inner)
+    pieces = [tuple(int(c) for c in p) for p in inst.pieces]
+    for (x, y), h in cells:
+        layout = corolle_layout(w, w, x, y, h)
+        table = candidate_table(inst, layout)
+        tables = bit_tables(layout, table)
+        level_cells = [(x + int(ring_offsets(h)[s, 0]), y + int(ring_offsets(h)[s, 1]))
+                       for s in layout.slot_of]
+        for k in range(3):
+            pref = level_prefixes(layout, table, k)
+            counts, nodes = count_prefix_bits(pref, layout, tables)
+            want, want_nodes = _kernels.count_prefixes(pref, layout.n_levels,
+                                                       *kernel_args(layout, table),
+                                                       inst.n_pieces)
+            assert counts.tolist() == want.tolist() and nodes.tolist() == want_nodes.tolist()
+            if twin:
+                assert counts.tolist() == naive.naive_count_prefixes(
+                    pieces, w, w, x, y, h, level_cells, pref.tolist()), (x, y, h, k)
 
 
 def test_rotate_rows_twin():

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
-from e2store.corolles import _kernels
+from e2store.corolles import _bit_kernels, _kernels
 from e2store.errors import ZoneError
 from e2store.instance.classes import DistinctPieces, rotation_period
 from e2store.instance.model import Instance
@@ -168,6 +168,44 @@ def kernel_args(layout: Layout, table: CandidateTable) -> tuple:
             table.cands, table.colours)
 
 
+def bit_tables(layout: Layout, table: CandidateTable) -> tuple:
+    """The bitset counter's arguments after `n_levels` (`_bit_kernels`): neighbour side
+    indices into `shown`, bucket bases, the buckets as lists, as piece bitsets (with each
+    piece's placement and the `simple` flag) and as layers of multiplicity."""
+    L, n, W = layout.n_levels, table.n_pieces, max(1, (table.n_pieces + 63) // 64)
+    zero = L * 4
+    ns1 = np.where(layout.own1 >= 0, (layout.own1 + 2) % 4, 0)
+    ns2 = np.where(layout.own2 >= 0, (layout.own2 + 2) % 4, 0)
+    i1 = np.where(layout.nb1 >= 0, layout.nb1 * 4 + ns1, zero).astype(np.int64)
+    i2 = np.where(layout.nb2 >= 0, layout.nb2 * 4 + ns2, zero).astype(np.int64)
+    n_b = len(table.bstart) - 1
+    bucket_of = np.repeat(np.arange(n_b), np.diff(table.bstart))
+    piece = table.cands >> 2
+    pairs, times = np.unique(bucket_of * n + piece, return_counts=True)
+    pb, pp = pairs // n, pairs % n
+    word, bit = pp >> 6, np.left_shift(np.uint64(1), (pp & 63).astype(np.uint64))
+    lmask = np.zeros((n_b, _bit_kernels.LAYERS, W), dtype=np.uint64)
+    for j in range(_bit_kernels.LAYERS):
+        sel = times > j
+        np.bitwise_or.at(lmask, (pb[sel], j, word[sel]), bit[sel])
+    simple = np.ones(n_b, dtype=np.uint8)
+    simple[pb[times > 1]] = 0
+    crec = np.full(n_b * n, -1, dtype=np.int64)
+    crec[bucket_of * n + piece] = table.cands
+    bmask = np.ascontiguousarray(lmask[:, 0, :]).ravel()
+    return (i1, i2, table.base, table.n_colours, table.bstart, table.cands,
+            np.ascontiguousarray(table.colours.ravel(), dtype=np.int64), bmask, simple, crec,
+            lmask.ravel(), n)
+
+
+def count_prefix_bits(prefixes: np.ndarray, layout: Layout, tables: tuple,
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """(corolles, nodes) below each prefix, by the bitset counter (`bit_tables`)."""
+    n_words = max(1, (tables[-1] + 63) // 64)
+    kernel = _bit_kernels.count_kernel(n_words)
+    return kernel(np.ascontiguousarray(prefixes, dtype=np.int64), layout.n_levels, *tables)
+
+
 def level_prefixes(layout: Layout, table: CandidateTable, k: int,
                    dist: DistinctPieces | None = None) -> np.ndarray:
     """All fillings of the first k levels, (n, k) in depth-first order; with `dist` only
@@ -217,13 +255,14 @@ def count_below(layout: Layout, table: CandidateTable, prefixes: np.ndarray,
     threads; with `dist` (and a distinct `table`) the distinct corolles and their raw
     count, else raw = corolles."""
     args = kernel_args(layout, table)
+    bits = bit_tables(layout, table) if dist is None else None
     L = layout.n_levels
     n_batches = min(len(prefixes), 256 * max(1, threads)) or 1
     batches = np.array_split(prefixes, n_batches) if len(prefixes) else []
 
     def run(batch: np.ndarray) -> tuple[int, int, int]:
         if dist is None:
-            c, n = _kernels.count_prefixes(batch, L, *args, table.n_pieces)
+            c, n = count_prefix_bits(batch, layout, bits)
             return int(c.sum()), int(n.sum()), int(c.sum())
         raw = np.zeros(len(batch), dtype=np.int64)
         c, n = _kernels.count_prefixes(batch, L, *args, table.n_pieces, dist.kernel_args(),
@@ -252,6 +291,59 @@ def count_below(layout: Layout, table: CandidateTable, prefixes: np.ndarray,
     return total, nodes, raw_total
 
 
+def _bit_emitter(layout: Layout, table: CandidateTable, state: np.ndarray,
+                 prefix: np.ndarray | None):
+    """`emit(cells, front) -> rows` by the bitset emitter (`_bit_kernels`), its walk
+    state kept between calls."""
+    L, k = layout.n_levels, 0 if prefix is None else len(prefix)
+    i1, i2, base, C, bstart, cands, col, bmask, simple, crec, _, n = bit_tables(layout, table)
+    W = max(1, (n + 63) // 64)
+    used = np.zeros(W, dtype=np.uint64)
+    pcs = np.zeros(L, dtype=np.int64)
+    shown = np.zeros((L + 1) * 4, dtype=np.int64)
+    if k:
+        pcs[:k] = prefix
+        shown[:k * 4] = col.reshape(-1, 4)[pcs[:k]].ravel()
+        p = pcs[:k] >> 2
+        np.bitwise_or.at(used, p >> 6, np.left_shift(np.uint64(1), (p & 63).astype(np.uint64)))
+    avail = np.zeros(L * W, dtype=np.uint64)
+    bits = np.zeros(L, dtype=np.uint8)
+    keys, pos, end = (np.zeros(L, dtype=np.int64) for _ in range(3))
+    kernel = _bit_kernels.emit_kernel(W)
+
+    def emit(cells: np.ndarray, front: np.ndarray) -> int:
+        return kernel(state, used, avail, bits, keys, pos, end, pcs, shown, k, L, i1, i2,
+                      base, C, bstart, cands, col, bmask, simple, crec, n, layout.slot_of,
+                      layout.front_level, layout.front_side, cells, front)
+
+    return emit
+
+
+def _list_emitter(layout: Layout, table: CandidateTable, state: np.ndarray,
+                  prefix: np.ndarray | None, dist: DistinctPieces):
+    """`emit(cells, front) -> rows` by the list walk (`_kernels.emit_chunk`), for a
+    distinct walk (copies of a class lowest first)."""
+    L = layout.n_levels
+    args = kernel_args(layout, table)
+    pos, end, placed = (np.zeros(L, dtype=np.int64) for _ in range(3))
+    used = dist.blocked.copy()
+    k = 0
+    if prefix is not None and len(prefix):
+        k = len(prefix)
+        placed[:k] = prefix
+        for p in (np.asarray(prefix) >> 2).tolist():
+            used[p] = True
+            if dist.nxt[p] >= 0:
+                used[dist.nxt[p]] = False
+
+    def emit(cells: np.ndarray, front: np.ndarray) -> int:
+        return _kernels.emit_chunk(state, pos, end, placed, used, k, L, *args, layout.slot_of,
+                                   layout.front_level, layout.front_side, cells, front,
+                                   dist.nxt)
+
+    return emit
+
+
 def walk_chunks(layout: Layout, table: CandidateTable, chunk_rows: int = DEFAULT_CHUNK_ROWS,
                  prefix: np.ndarray | None = None, nodes_out: list[int] | None = None,
                  dist: DistinctPieces | None = None,
@@ -263,32 +355,19 @@ def walk_chunks(layout: Layout, table: CandidateTable, chunk_rows: int = DEFAULT
     copies of a class lowest first in walk order, one rotation per look.
     """
     L = layout.n_levels
-    n_pieces = table.n_pieces
-    args = kernel_args(layout, table)
-    state = np.array([0, 1, 0, 0], dtype=np.int64)
-    pos = np.zeros(L, dtype=np.int64)
-    end = np.zeros(L, dtype=np.int64)
-    placed = np.zeros(L, dtype=np.int64)
-    used = np.zeros(n_pieces, dtype=np.bool_) if dist is None else dist.blocked.copy()
-    nxt = None if dist is None else dist.nxt
-    k = 0
-    if prefix is not None and len(prefix):
-        k = len(prefix)
-        placed[:k] = prefix
-        for p in (np.asarray(prefix) >> 2).tolist():
-            used[p] = True
-            if nxt is not None and nxt[p] >= 0:
-                used[nxt[p]] = False
+    k = 0 if prefix is None else len(prefix)
     if L == 0 or k >= L:
         return
+    state = np.array([0, 1, 0, 0], dtype=np.int64)
+    emit = (_bit_emitter(layout, table, state, prefix) if dist is None
+            else _list_emitter(layout, table, state, prefix, dist))
     S = max(layout.n_slots, L)
     rows = min(chunk_rows, FIRST_CHUNK_ROWS)  # small walks should not pay for big buffers
     while True:
         # padded rows: column buffers a power of two apart alias in the cache (~25% slower)
         cells = np.full((S, rows + _PAD), -1, dtype=np.int16)[:, :rows]
         front = np.full((layout.n_frontier, rows + _PAD), -1, dtype=np.int8)[:, :rows]
-        n = _kernels.emit_chunk(state, pos, end, placed, used, k, L, *args, layout.slot_of,
-                                layout.front_level, layout.front_side, cells, front, nxt)
+        n = emit(cells, front)
         if n:
             yield (cells, front) if n == rows else (cells[:, :n].copy(), front[:, :n].copy())
         if state[2]:

@@ -21,9 +21,11 @@ from e2store.corolles import _kernels
 from e2store.corolles.enumerate import (
     CandidateTable,
     Layout,
+    bit_tables,
     candidate_table,
     choose_prefix_depth,
     corolle_layout,
+    count_prefix_bits,
     kernel_args,
 )
 from e2store.corolles.forms import CartesianRows
@@ -137,10 +139,8 @@ def prefix_stems(layout: Layout, table: CandidateTable, n_stem: int,
     if prefixes.ndim != 2 or prefixes.shape[1] >= n_stem:
         raise ValueError(f"prefixes {prefixes.shape} are not shorter than the {n_stem} "
                          f"stem levels")
-    counts, _ = _kernels.count_prefixes(prefixes, n_stem,
-                                        *kernel_args(layout.truncated(n_stem), table),
-                                        table.n_pieces)
-    return counts
+    stem = layout.truncated(n_stem)
+    return count_prefix_bits(prefixes, stem, bit_tables(stem, table))[0]
 
 
 def balanced_bounds(weights: np.ndarray, shards: int) -> np.ndarray:

@@ -1,0 +1,87 @@
+"""Benchmark the two corolle counters side by side (issue 27): the list walk
+(`_kernels.count_prefixes`, each candidate's piece checked in a bool array, the last level
+scanned) and the bitset counter (`_bit_kernels`, the solver's way: piece bitsets, the last
+level by popcount), on the same prefixes, one thread, in one process, alternating, best of
+--repeat.
+
+Default: benchmark 6x6 hamming 2 at cell (2,1) (85,986,347 corolles, 373,888,007 nodes;
+the published C++ generator: 90 s on an Intel Xeon of this machine kind).
+
+    python benchmarks/count_kernels.py [--shared ../shared] [--size 6] [--cell 2 1]
+        [--hamming 2] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from _host import cpu_model
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
+    ap.add_argument("--size", type=int, default=6)
+    ap.add_argument("--cell", type=int, nargs=2, default=(2, 1))
+    ap.add_argument("--hamming", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    path = args.shared / "instances" / "benchmark" / f"pieces_{args.size}x{args.size}.txt"
+    if not path.exists():
+        print(f"benchmark instance not found: {path} (give --shared)", file=sys.stderr)
+        return 2
+
+    from e2store.corolles import _kernels
+    from e2store.corolles.enumerate import (
+        bit_tables,
+        candidate_table,
+        choose_prefix_depth,
+        corolle_layout,
+        count_prefix_bits,
+        kernel_args,
+    )
+    from e2store.instance.formats import read_instance
+
+    inst = read_instance(path)
+    x, y = args.cell
+    layout = corolle_layout(inst.width, inst.height, x, y, args.hamming)
+    table = candidate_table(inst, layout)
+    prefixes, _ = choose_prefix_depth(layout, table, 64)
+    listed = kernel_args(layout, table)
+    bits = bit_tables(layout, table)
+    kernels = {
+        "list walk": lambda p: _kernels.count_prefixes(p, layout.n_levels, *listed,
+                                                       table.n_pieces),
+        "bitsets": lambda p: count_prefix_bits(p, layout, bits),
+    }
+    for fn in kernels.values():  # compile, or load from numba's cache
+        fn(prefixes[:1])
+    best = dict.fromkeys(kernels, float("inf"))
+    found = {}
+    for _ in range(args.repeat):
+        for name, fn in kernels.items():
+            t = time.perf_counter()
+            counts, nodes = fn(prefixes)
+            best[name] = min(best[name], time.perf_counter() - t)
+            found[name] = (int(counts.sum()), int(nodes.sum()))
+    if len(set(found.values())) != 1:
+        print(f"the counters disagree: {found}", file=sys.stderr)
+        return 1
+    corolles, nodes = found["bitsets"]
+    print(f"host: {cpu_model()}")
+    print(f"{path.name}, hamming {args.hamming} at ({x},{y}), one thread, "
+          f"{len(prefixes)} prefixes of {prefixes.shape[1]} levels: {corolles:,} corolles, "
+          f"{nodes:,} nodes below them (best of {args.repeat})")
+    for name, t in best.items():
+        print(f"  {name:<10} {t:7.2f} s  {nodes / t / 1e6:6.1f} M nodes/s")
+    print(f"  bitsets / list walk: {best['list walk'] / best['bitsets']:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
