@@ -172,7 +172,7 @@ def bit_tables(layout: Layout, table: CandidateTable) -> tuple:
     """The bitset counter's arguments after `n_levels` (`_bit_kernels`): neighbour side
     indices into `shown`, bucket bases, the buckets as lists, as piece bitsets (with each
     piece's placement and the `simple` flag) and as layers of multiplicity."""
-    L, n, W = layout.n_levels, table.n_pieces, max(1, (table.n_pieces + 63) // 64)
+    L, n, W = layout.n_levels, table.n_pieces, _bit_kernels.n_words(table.n_pieces)
     zero = L * 4
     ns1 = np.where(layout.own1 >= 0, (layout.own1 + 2) % 4, 0)
     ns2 = np.where(layout.own2 >= 0, (layout.own2 + 2) % 4, 0)
@@ -190,7 +190,7 @@ def bit_tables(layout: Layout, table: CandidateTable) -> tuple:
         np.bitwise_or.at(lmask, (pb[sel], j, word[sel]), bit[sel])
     simple = np.ones(n_b, dtype=np.uint8)
     simple[pb[times > 1]] = 0
-    crec = np.full(n_b * n, -1, dtype=np.int64)
+    crec = np.full(n_b * n, -1, dtype=np.int32)  # placements < 4n fit
     crec[bucket_of * n + piece] = table.cands
     bmask = np.ascontiguousarray(lmask[:, 0, :]).ravel()
     return (i1, i2, table.base, table.n_colours, table.bstart, table.cands,
@@ -201,8 +201,7 @@ def bit_tables(layout: Layout, table: CandidateTable) -> tuple:
 def count_prefix_bits(prefixes: np.ndarray, layout: Layout, tables: tuple,
                       ) -> tuple[np.ndarray, np.ndarray]:
     """(corolles, nodes) below each prefix, by the bitset counter (`bit_tables`)."""
-    n_words = max(1, (tables[-1] + 63) // 64)
-    kernel = _bit_kernels.count_kernel(n_words)
+    kernel = _bit_kernels.count_kernel(_bit_kernels.n_words(tables[-1]))
     return kernel(np.ascontiguousarray(prefixes, dtype=np.int64), layout.n_levels, *tables)
 
 
@@ -297,7 +296,7 @@ def _bit_emitter(layout: Layout, table: CandidateTable, state: np.ndarray,
     state kept between calls."""
     L, k = layout.n_levels, 0 if prefix is None else len(prefix)
     i1, i2, base, C, bstart, cands, col, bmask, simple, crec, _, n = bit_tables(layout, table)
-    W = max(1, (n + 63) // 64)
+    W = _bit_kernels.n_words(n)
     used = np.zeros(W, dtype=np.uint64)
     pcs = np.zeros(L, dtype=np.int64)
     shown = np.zeros((L + 1) * 4, dtype=np.int64)
