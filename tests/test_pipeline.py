@@ -333,6 +333,15 @@ def test_two_clean_runs_give_identical_stores(tiny_run, tmp_path):
     _same_results(tiny_run[0] / "res", _run_tiny(tmp_path / "run_b") / "res")
 
 
+def _staging_parquet(staging: Path) -> bool:
+    """Whether a job is writing a Parquet file under `staging` (a staging folder published
+    or removed while it is listed counts as not yet)."""
+    try:
+        return staging.is_dir() and any(staging.rglob("*.parquet"))
+    except FileNotFoundError:
+        return False
+
+
 def test_killed_run_resumes_to_the_same_store(tiny_run, tmp_path):
     """SIGKILL of the whole Snakemake process group while an enumerate job writes, then
     `--rerun-incomplete`: never a partial Parquet file in view, and the same results as the
@@ -345,8 +354,7 @@ def test_killed_run_resumes_to_the_same_store(tiny_run, tmp_path):
     deadline = time.time() + 60
     try:
         while time.time() < deadline and proc.poll() is None:
-            if (root / store.STAGING).is_dir() and any(
-                    (root / store.STAGING).rglob("*.parquet")):
+            if _staging_parquet(root / store.STAGING):
                 break  # an enumerate job is writing a partition
             time.sleep(0.01)
     finally:
