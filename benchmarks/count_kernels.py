@@ -7,8 +7,12 @@ level by popcount), on the same prefixes, one thread, in one process, alternatin
 Default: benchmark 6x6 hamming 2 at cell (2,1) (85,986,347 corolles, 373,888,007 nodes;
 the published C++ generator: 90 s on an Intel Xeon of this machine kind).
 
+With --emit, the emitters too (every corolle written to 1 M-row slot-major chunks, no
+encoding): the list walk (`_kernels.emit_chunk`, with the frontier), the bitset walk with
+the frontier (`walk_chunks`) and without it (`walk_cells`, what the store writes from).
+
     python benchmarks/count_kernels.py [--shared ../shared] [--size 6] [--cell 2 1]
-        [--hamming 2] [--repeat 3]
+        [--hamming 2] [--repeat 3] [--emit]
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ def main() -> int:
     ap.add_argument("--cell", type=int, nargs=2, default=(2, 1))
     ap.add_argument("--hamming", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--emit", action="store_true", help="also time the emitters")
     args = ap.parse_args()
     path = args.shared / "instances" / "benchmark" / f"pieces_{args.size}x{args.size}.txt"
     if not path.exists():
@@ -80,7 +85,52 @@ def main() -> int:
     for name, t in best.items():
         print(f"  {name:<10} {t:7.2f} s  {nodes / t / 1e6:6.1f} M nodes/s")
     print(f"  bitsets / list walk: {best['list walk'] / best['bitsets']:.2f}x")
+    if args.emit:
+        _emitters(layout, table, listed, corolles, args.repeat)
     return 0
+
+
+def _emitters(layout, table, listed, corolles: int, repeat: int) -> None:
+    """Time the three emitters over the whole walk, alternating, best of `repeat`."""
+    import numpy as np
+
+    from e2store.corolles import _kernels
+    from e2store.corolles.enumerate import walk_cells, walk_chunks
+
+    rows = 1 << 20
+
+    def list_walk() -> int:
+        L = layout.n_levels
+        state = np.array([0, 1, 0, 0], dtype=np.int64)
+        pos, end, placed = (np.zeros(L, dtype=np.int64) for _ in range(3))
+        used = np.zeros(table.n_pieces, dtype=np.bool_)
+        n = 0
+        while not state[2]:
+            cells = np.full((layout.n_slots, rows), -1, dtype=np.int16)
+            front = np.full((layout.n_frontier, rows), -1, dtype=np.int8)
+            n += _kernels.emit_chunk(state, pos, end, placed, used, 0, L, *listed,
+                                     layout.slot_of, layout.front_level, layout.front_side,
+                                     cells, front)
+        return n
+
+    emitters = {
+        "list walk, frontier": list_walk,
+        "bitsets, frontier": lambda: sum(c.shape[1] for c, _ in walk_chunks(layout, table,
+                                                                              rows)),
+        "bitsets, cells only": lambda: sum(c.shape[1] for c in walk_cells(layout, table,
+                                                                          rows)),
+    }
+    best = dict.fromkeys(emitters, float("inf"))
+    for _ in range(repeat):
+        for name, fn in emitters.items():
+            t = time.perf_counter()
+            n = fn()
+            best[name] = min(best[name], time.perf_counter() - t)
+            if n != corolles:
+                raise SystemExit(f"{name} emitted {n:,} corolles, expected {corolles:,}")
+    print(f"emitting every corolle ({corolles:,}), one thread, best of {repeat}:")
+    for name, t in best.items():
+        print(f"  {name:<20} {t:7.2f} s  {corolles / t / 1e6:6.1f} M corolles/s")
 
 
 if __name__ == "__main__":

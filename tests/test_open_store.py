@@ -5,6 +5,7 @@ partitions added later, and a version-1 store is refused, then migrated (issue 2
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import re
@@ -17,6 +18,7 @@ import naive
 import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from helpers import Killed, kill_at_replace
@@ -108,9 +110,9 @@ def test_dataset_gives_each_form_under_its_schema(opened):
         e2store.dataset(root, "flats")
 
 
-def _small(root: Path, zones) -> Instance:
+def _small(root: Path, zones, forms=("flat", "cartesian")) -> Instance:
     inst = Instance("m", 4, 4, naive.random_board_pieces(4, 4, 3, 4, 5))
-    store.enumerate_store(root, inst, 1, zones, forms=("flat", "cartesian"))
+    store.enumerate_store(root, inst, 1, zones, forms=forms)
     return inst
 
 
@@ -151,6 +153,44 @@ def test_build_db_moves_with_the_store_and_sees_new_partitions(tmp_path, monkeyp
     assert out.returncode == 0 and int(out.stdout) == n, out.stderr
 
 
+def _to_version_2(root: Path, inst: Instance) -> None:
+    """Write a store's flat and distinct files as version 2 did: the frontier columns `f*`
+    (int8, nullable, from the naive twin's rule: the colour a frontier side's placement
+    shows) after the slots, dictionary-encoded, format version 2 in files, records and
+    manifest; independently of the migration."""
+    from e2store.zones.geometry import frontier_layout
+
+    colours = inst.rotated_table()
+    for rec_path in sorted(root.glob("*/hamming=*/instance=*/zone=*/rotation=*/_partition*.json")):
+        rec = json.loads(rec_path.read_text())
+        rec["format_version"] = 2
+        if rec["form"] in ("flat", "distinct"):
+            fslots, fsides = frontier_layout(rec["hamming"])
+            for f in rec["files"]:
+                path = rec_path.parent / f["file"]
+                t = pq.read_table(path)
+                meta = {**t.schema.metadata, b"e2store.format_version": b"2"}
+                cols = [t.column(n) for n in t.column_names if n.startswith("s")]
+                fields = [pa.field(n, pa.int16()) for n in t.column_names if n.startswith("s")]
+                for i, (a, b) in enumerate(zip(fslots, fsides, strict=True)):
+                    cells = t.column(f"s{a}").to_pylist()
+                    cols.append(pa.array([-1 if c < 0 else int(colours[c, b]) for c in cells],
+                                         pa.int8()))
+                    fields.append(pa.field(f"f{i}", pa.int8()))
+                if "multiplicity" in t.column_names:
+                    cols.append(t.column("multiplicity"))
+                    fields.append(pa.field("multiplicity", pa.int64()))
+                pq.write_table(pa.Table.from_arrays(cols, schema=pa.schema(fields, metadata=meta)),
+                               path, compression="zstd", use_dictionary=True,
+                               write_page_checksum=True)
+                f["bytes"] = path.stat().st_size
+                f["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+        rec_path.write_text(json.dumps(rec))
+    m = json.loads((root / "manifest.json").read_text())
+    m["format_version"] = 2
+    (root / "manifest.json").write_text(json.dumps(m))
+
+
 def _to_version_1(root: Path) -> None:
     """Lay a version-2 store out as version 1 did (every form of a partition in one
     directory, the instance beside them), independently of the migration."""
@@ -175,23 +215,31 @@ def _to_version_1(root: Path) -> None:
     (root / "manifest.json").write_text(json.dumps(m))
 
 
-def test_version_1_store_is_refused_then_migrated(tmp_path, monkeypatch):
-    pristine = tmp_path / "v2"
-    inst = _small(pristine, None)
+@pytest.mark.parametrize("start", [1, 2])
+def test_old_store_is_refused_then_migrated(tmp_path, monkeypatch, start):
+    """A version-1 or -2 store (frontier columns, old layout for 1) is refused, then
+    migrated, killed at several renames and run again: the result verifies, reads the same
+    rows and has the manifest checksum of the store written as version 3 directly."""
+    pristine = tmp_path / "v3"
+    inst = _small(pristine, None, forms=("flat", "cartesian", "distinct"))
     checksum = store.read_manifest(pristine)["checksum"]
-    want = store.read_partition(pristine, inst.id, 1, 1, 0, "cartesian")
-    v1 = tmp_path / "v1"
-    shutil.copytree(pristine, v1)
-    _to_version_1(v1)
-    with pytest.raises(StoreVersionError, match=f"e2store migrate --store {v1}"):
-        e2store.connect(v1)
+    want = {f: store.read_partition(pristine, inst.id, 1, 1, 0, f) for f in ("flat", "cartesian")}
+    want_d = store.read_distinct(pristine, inst.id, 1, 1, 0)
+    old = tmp_path / "old"
+    shutil.copytree(pristine, old)
+    _to_version_2(old, inst)
+    if start == 1:
+        _to_version_1(old)
+    assert all("f0" in pq.read_schema(p).names for p in old.rglob("part-*.parquet"))
+    with pytest.raises(StoreVersionError, match=f"e2store migrate --store {old}"):
+        e2store.connect(old)
     with pytest.raises(StoreVersionError, match="e2store migrate"):
-        store.enumerate_store(v1, inst, 2, [0])
-    r = CliRunner().invoke(main, ["sql", "--store", str(v1), "SELECT 1"])
+        store.enumerate_store(old, inst, 2, [0])
+    r = CliRunner().invoke(main, ["sql", "--store", str(old), "SELECT 1"])
     assert r.exit_code == 2 and "e2store migrate" in r.output
-    for k in (1, 4, 9):  # killed after k-1 renames, then run again
+    for k in (1, 4, 9, 15):  # killed after k-1 renames, then run again
         root = tmp_path / f"k{k}"
-        shutil.copytree(v1, root)
+        shutil.copytree(old, root)
         kill_at_replace(monkeypatch, k)
         with pytest.raises(Killed):
             store.migrate_store(root)
@@ -199,10 +247,15 @@ def test_version_1_store_is_refused_then_migrated(tmp_path, monkeypatch):
         r = CliRunner().invoke(main, ["migrate", "--store", str(root)])
         assert r.exit_code == 0, r.output
         assert verify_store(root).ok
-        assert store.read_manifest(root)["checksum"] == checksum  # same files, same paths
-        got = store.read_partition(root, inst.id, 1, 1, 0, "cartesian")
-        assert all((a == b).all() for a, b in zip(got, want, strict=True))
+        assert store.read_manifest(root)["checksum"] == checksum  # same bytes, same paths
+        for f, rows in want.items():
+            got = store.read_partition(root, inst.id, 1, 1, 0, f)
+            assert all((a == b).all() for a, b in zip(got, rows, strict=True))
+        got = store.read_distinct(root, inst.id, 1, 1, 0)
+        assert all((a == b).all() for a, b in zip(got, want_d, strict=True))
         assert not list(root.glob("instance=*"))
+        assert not [n for p in root.glob("flat/**/*.parquet")
+                    for n in pq.read_schema(p).names if n.startswith("f")]
     r = CliRunner().invoke(main, ["migrate", "--store", str(root)])
     assert r.exit_code == 0 and "nothing to do" in r.output
 

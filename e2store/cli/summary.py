@@ -118,10 +118,12 @@ def verify(store: Path, as_json: bool, instances: tuple[str, ...],
 @command("migrate", examples=["e2store migrate --store store/"])
 @store_option
 def migrate(store: Path) -> None:
-    """Move a store written by an older e2store to the current format version, in place.
+    """Bring a store written by an older e2store to the current format version, in place.
 
-    Only renames: no corolle is read or rewritten.  A killed migration is finished by
-    running it again.  A store already at the current version is left as it is.
+    Version 1's layout is moved by renames; flat and distinct partitions of versions 1-2
+    are rewritten without their frontier columns (docs/store-format.md).  A killed
+    migration is finished by running it again.  A store already at the current version is
+    left as it is.
     """
     from e2store.store.migrate import migrate_store
 

@@ -1,10 +1,10 @@
 """Encoding corolles into the three storage forms, and expanding them back to flat rows.
 
-* **flat**: one row per corolle, slot columns `s*` then frontier columns `f*` (store.py).
+* **flat**: one row per corolle, slot columns `s*` (the frontier `f*` is computed from them:
+  `frontier_of`; exports and region files add it).
 * **prefix**: the same rows in depth-first order; a row keeps `shared`, the number of
   leading slots equal to the previous row's (0 on a file's first row), and only its suffix:
-  slot columns `s*` are null before `shared`.  The frontier is not stored: it is a function
-  of the cells.
+  slot columns `s*` are null before `shared`.
 * **cartesian**: one row per *stem* (a filling of rings 0..h-1 with at least one
   completion): stem slot columns `s0..s{Sin-1}`, `corolles` (its exact number of
   completions) and one candidate list `c0..c{4h-1}` per ring-h slot (a single -1 for an
@@ -194,6 +194,12 @@ def rotate_chunk(cells: np.ndarray, front: np.ndarray, hamming: int, q: int,
         return cells, front
     return _kernels.rotate_rows(cells, front, rotation_permutation(hamming, q), q,
                                 (2 * hamming + 1) * q)
+
+
+def rotate_cells(cells: np.ndarray, hamming: int, q: int) -> np.ndarray:
+    """Slot-major cells (S, n) turned q quarter turns clockwise (`rotate_chunk` without a
+    frontier: what the store writes)."""
+    return rotate_chunk(cells, np.zeros((0, cells.shape[1]), np.int8), hamming, q)[0]
 
 
 def canonical_chunk(cells: np.ndarray, dist) -> tuple[np.ndarray, np.ndarray]:

@@ -39,7 +39,7 @@ from e2store.store.layout import (
     meta_name,
 )
 from e2store.store.read import dataset, read_manifest
-from e2store.zones.geometry import n_frontier, n_slots
+from e2store.zones.geometry import frontier_layout, n_slots
 
 
 def connect(root: str | Path, database: str = ":memory:") -> CorolleStore:
@@ -259,12 +259,15 @@ class CorolleStore:
 
     def frontier_distribution(self, instance: str, hamming: int, zone: int,
                               rotation: int = 0) -> pa.Table:
-        """How often each colour occurs at each frontier position (-1: off the board)."""
+        """How often each colour occurs at each frontier position (-1: off the board).
+        The store keeps no frontier (format version 3): each position's colour is looked
+        up from its cell's placement, in the query."""
         self.probe_partition(instance, hamming, zone, rotation, "flat")
-        cols = ", ".join(f"f{i}" for i in range(n_frontier(hamming)))
+        fronts = frontier_sql(self.instance(instance), hamming)
+        cols = ", ".join(f"f{i}" for i in range(len(fronts)))
         return self.sql(
             f"SELECT CAST(substr(position, 2) AS INTEGER) AS position, colour, "
-            f"count(*) AS corolles FROM (UNPIVOT (SELECT {cols} FROM corolles "
+            f"count(*) AS corolles FROM (UNPIVOT (SELECT {', '.join(fronts)} FROM corolles "
             f"WHERE instance = ? AND hamming = ? AND zone = ? AND rotation = ?) "
             f"ON {cols} INTO NAME position VALUE colour) GROUP BY ALL ORDER BY ALL",
             [instance, hamming, zone, rotation])
@@ -368,3 +371,16 @@ def _where(**kw) -> tuple[str, list]:
 
 
 __all__ = ["connect", "CorolleStore", "MANIFEST"]
+
+
+def frontier_sql(instance: Instance, hamming: int) -> list[str]:
+    """SQL expressions `... AS f<i>` of the frontier colours of a flat row of `instance` at
+    `hamming` (`e2store.corolles.forms.frontier_of` in SQL): the colour each frontier
+    side's placement shows, from a list literal of every placement's colours, -1 off the
+    board."""
+    fslots, fsides = frontier_layout(hamming)
+    colours = ("CAST([" + ",".join(map(str, instance.rotated_table().ravel().tolist()))
+               + "] AS TINYINT[])")
+    return [f"CASE WHEN s{a} < 0 THEN CAST(-1 AS TINYINT) ELSE ({colours})[s{a} * 4 + {b + 1}] "
+            f"END AS f{i}"
+            for i, (a, b) in enumerate(zip(fslots.tolist(), fsides.tolist(), strict=True))]

@@ -76,7 +76,7 @@ def region_tables(instance: Instance, hamming: int, x: int, y: int, cells: np.nd
                                               for dx, dy in ring_offsets(hamming)])}
     for k in ("e2store.form", "e2store.zone", "e2store.rotation"):
         meta.pop(k)
-    schema = flat_schema(hamming, meta)
+    schema = flat_schema(hamming, meta, frontier=True)
     data = np.hstack([cells, front]) if len(cells) else np.zeros((0, len(schema)), np.int16)
     rows = pa.Table.from_arrays([pa.array(np.ascontiguousarray(data[:, i]), type=f.type)
                                  for i, f in enumerate(schema)], schema=schema)

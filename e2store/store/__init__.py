@@ -18,7 +18,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
                "RAW_FORMS", "ROWS_PER_FILE", "STAGING", "STORE_CHUNK_ROWS", "ZSTD_LEVEL",
                "cartesian_schema", "distinct_schema", "flat_schema", "layout_metadata",
                "meta_name", "partition_dir", "prefix_schema", "form_glob", "instance_path",
-               "record_paths", "check_layout"),
+               "record_paths", "check_layout", "writer_options"),
     "read": ("dataset", "check_file_hash", "check_file_metadata", "checked_files",
              "checked_paths", "damaged",
              "iter_partition", "read_distinct", "read_manifest",

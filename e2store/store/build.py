@@ -25,10 +25,10 @@ from e2store.corolles.enumerate import (
     candidate_table,
     choose_prefix_depth,
     corolle_layout,
-    walk_chunks,
+    walk_cells,
 )
 from e2store.corolles.factorised import layout_cartesian_rows
-from e2store.corolles.forms import canonical_chunk, rotate_chunk
+from e2store.corolles.forms import canonical_chunk, rotate_cells
 from e2store.corolles.placements import (
     cartesian_placements,
     mark_placements,
@@ -77,7 +77,7 @@ class _TaskResult:
 
     rows: int
     nodes: int
-    buffers: dict[int, list[tuple]] | None  # per rotation: (cells, front, mult or None)
+    buffers: dict[int, list[tuple]] | None  # per rotation: (cells, mult or None)
     files: dict[int, list[dict]] | None
     seen: dict[int, np.ndarray]  # placements per slot (placements_seen), per rotation marked
     raw: int  # raw corolles (the rows, but for a distinct walk)
@@ -209,16 +209,17 @@ def write_walked_partitions(instance, zone, hamming, layout, todo, dirs, threads
 
     def seq(key, stem):
         r, f = key
-        return FileSeq(dirs[r], f"{f}-{stem}", schemas[key], rows_per_file, form=f)
+        return FileSeq(dirs[r], f"{f}-{stem}", schemas[key], rows_per_file, form=f,
+                       background=True)
 
-    def turned(cells, front, r, mult):
-        """A chunk at rotation r: (cells, front, multiplicities or None); a distinct
-        chunk's rotated rows are written canonically again (the walk's rows already are:
-        its order is the slot order)."""
+    def turned(cells, r, mult):
+        """A chunk at rotation r: (cells, multiplicities or None); a distinct chunk's
+        rotated rows are written canonically again (the walk's rows already are: its order
+        is the slot order)."""
         if r == 0:
-            return cells, front, mult
-        c, f = rotate_chunk(cells, front, hamming, r)
-        return (c if dist is None else canonical_chunk(c, dist)[0]), f, mult
+            return cells, mult
+        c = rotate_cells(cells, hamming, r)
+        return (c if dist is None else canonical_chunk(c, dist)[0]), mult
 
     def task(idx: int, batch: np.ndarray) -> _TaskResult:
         buffers: dict | None = {r: [] for r in rots}
@@ -228,14 +229,14 @@ def write_walked_partitions(instance, zone, hamming, layout, todo, dirs, threads
         try:
             for prefix in batch:
                 box: list[int] = []
-                for cells, front in walk_chunks(layout, table, chunk_rows, prefix,
-                                                 nodes_out=box, dist=dist):
+                for cells in walk_cells(layout, table, chunk_rows, prefix, nodes_out=box,
+                                        dist=dist):
                     if stop.is_set():
                         raise _Stopped
                     mult = None if dist is None else canonical_chunk(cells, dist)[1]
-                    out = {r: turned(cells, front, r, mult) for r in rots}
+                    out = {r: turned(cells, r, mult) for r in rots}
                     rows += cells.shape[1]
-                    raw += cells.shape[1] if dist is None else int(out[0][2].sum())
+                    raw += cells.shape[1] if dist is None else int(out[0][1].sum())
                     for r in marked:
                         mark_placements(seen[r], out[r][0] if dist is not None else cells)
                     if buffers is not None and rows > SPILL_ROWS:

@@ -35,10 +35,11 @@ from e2store.zones.geometry import (
     ring_offsets,
 )
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 # version 1 kept every form of a partition in one directory, STORE/instance=<id>/hamming=<h>/
-# zone=<z>/rotation=<r>/, with the instance at STORE/instance=<id>/instance.e2s
-# (`e2store migrate --store STORE` moves it to version 2; e2store.store.migrate)
+# zone=<z>/rotation=<r>/, with the instance at STORE/instance=<id>/instance.e2s; version 2
+# stored the frontier colours `f*` in the flat and distinct rows and dictionary-encoded
+# them (`e2store migrate --store STORE` brings either to version 3; e2store.store.migrate)
 
 
 FORM_FILE = {"flat": "part", "prefix": "prefix", "cartesian": "cartesian", "distinct": "distinct"}
@@ -87,16 +88,26 @@ def form_glob(form: str, hamming: int | str = "*") -> str:
             f"{FORM_FILE[form]}-*.parquet")
 
 
-def check_layout(root: Path) -> None:
+def check_layout(root: Path, *, manifest: bool = False) -> None:
     """StoreVersionError, naming `e2store migrate`, if `root` holds a version-1 store
-    (its partitions under STORE/instance=<id>/): reading it or writing into it as version 2
-    would see half a store."""
+    (its partitions under STORE/instance=<id>/), or with `manifest` a manifest of an older
+    version (a half-migrated store's says the oldest version of a partition in it):
+    reading it or writing into it as the current version would see half a store."""
     old = next(Path(root).glob("instance=*"), None)
     if old is not None:
         raise StoreVersionError(
             f"{root}: a store of format version 1 ({old.name}/ holds its partitions); this "
-            f"e2store reads version {FORMAT_VERSION}: run `e2store migrate --store {root}` to move "
-            f"it (renames only, no corolle is rewritten)")
+            f"e2store reads version {FORMAT_VERSION}: run `e2store migrate --store {root}` to "
+            f"bring it to version {FORMAT_VERSION}")
+    if manifest:
+        try:
+            version = json.loads((Path(root) / MANIFEST).read_text()).get("format_version", 0)
+        except (OSError, ValueError, AttributeError):
+            return  # none yet, or unreadable: the reader says so
+        if isinstance(version, int) and 0 < version < FORMAT_VERSION:
+            raise StoreVersionError(
+                f"{Path(root) / MANIFEST}: format version {version}; this e2store writes "
+                f"{FORMAT_VERSION}: run `e2store migrate --store {root}`")
 
 
 def record_paths(root: Path) -> list[Path]:
@@ -110,11 +121,37 @@ def meta_name(form: str) -> str:
     return PARTITION_META if form == "flat" else f"_partition.{form}.json"
 
 
-def flat_schema(hamming: int, metadata: dict[str, str] | None = None) -> pa.Schema:
-    """Arrow schema of a flat partition at hamming h."""
-    fields = [pa.field(f"s{i}", pa.int16()) for i in range(n_slots(hamming))]
-    fields += [pa.field(f"f{i}", pa.int8()) for i in range(n_frontier(hamming))]
+def flat_schema(hamming: int, metadata: dict[str, str] | None = None, *,
+                frontier: bool = False) -> pa.Schema:
+    """Arrow schema of a flat partition at hamming h: the slot columns `s*`, never null.
+
+    The frontier is not stored (format version 3): it is a function of the cells
+    (`e2store.corolles.forms.frontier_of`), and storing it cost more than half the
+    encoding.  `frontier` adds the `f*` columns, for files written outside the store (an
+    export, a region file)."""
+    fields = [pa.field(f"s{i}", pa.int16(), nullable=False) for i in range(n_slots(hamming))]
+    if frontier:
+        fields += [pa.field(f"f{i}", pa.int8(), nullable=False)
+                   for i in range(n_frontier(hamming))]
     return pa.schema(fields, metadata=metadata)
+
+
+def writer_options(form: str) -> dict:
+    """`pyarrow.parquet.ParquetWriter` options of a form's files (declared once).
+
+    flat and distinct rows are PLAIN-encoded, not dictionary-encoded: in depth-first order
+    zstd already finds their repeats, and the dictionary's hashing of every value cost 1.9x
+    the encoding time for 2.5x smaller files (benchmarks/storage.py; docs/benchmarks.md).
+    Pages of 4 MiB make fewer zstd contexts.  The prefix form keeps dictionaries and v1
+    pages (its null runs are smaller so)."""
+    common = dict(compression="zstd", compression_level=ZSTD_LEVEL, write_statistics=False,
+                  write_page_checksum=True)
+    if form == "prefix":
+        return {**common, "use_dictionary": True, "data_page_version": "1.0"}
+    if form in ("flat", "distinct"):
+        return {**common, "use_dictionary": False, "data_page_version": "2.0",
+                "data_page_size": 4 << 20, "write_batch_size": 1 << 16}
+    return {**common, "use_dictionary": True, "data_page_version": "2.0"}
 
 
 def layout_metadata(form: str, instance_id: str, hamming: int, zone: int, rotation: int,
@@ -141,7 +178,8 @@ def distinct_schema(hamming: int, metadata: dict[str, str] | None = None) -> pa.
     """A distinct row: the flat columns of one distinct corolle (identical pieces
     interchangeable, symmetric rotations merged; e2store.instance.classes), then
     `multiplicity` (int64), the raw corolles it stands for."""
-    return flat_schema(hamming, metadata).append(pa.field("multiplicity", pa.int64()))
+    return flat_schema(hamming, metadata).append(pa.field("multiplicity", pa.int64(),
+                                                          nullable=False))
 
 
 def prefix_schema(hamming: int, metadata: dict[str, str] | None = None) -> pa.Schema:

@@ -3,18 +3,27 @@
 Version 1 kept every form of a partition in one directory,
 `STORE/instance=<id>/hamming=<h>/zone=<z>/rotation=<r>/`, and the instance at
 `STORE/instance=<id>/instance.e2s`; version 2 gives each form its own subtree
-(`e2store.store.layout`).  The files do not change, only their places: no corolle is read
-or rewritten, so a migration takes as long as its renames.  Each form's data files move
-before its record, so a migration killed at any point leaves every moved form complete or
-not yet visible, and a rerun finishes it.  The manifest is rewritten from the records last
-(its checksum changes: it covers the paths).
+(`e2store.store.layout`).  Those files do not change, only their places.  Each form's data
+files move before its record, so a migration killed at any point leaves every moved form
+complete or not yet visible, and a rerun finishes it.
+
+Version 3 drops the frontier columns `f*` of the flat and distinct forms and writes their
+rows PLAIN-encoded: each such partition of an older version is rewritten in a staging run
+(its rows, files and row groups kept) and published in place of the old one, as `enumerate
+--force` would; the records tell a rerun which partitions are left.  prefix and cartesian
+files are the same in both versions.  The manifest is rewritten from the records last (its
+checksum changes: it covers the paths and the files' bytes).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from e2store.errors import StoreError
 from e2store.store.layout import (
@@ -22,9 +31,14 @@ from e2store.store.layout import (
     FORMAT_VERSION,
     FORMS,
     MANIFEST,
+    distinct_schema,
+    flat_schema,
     instance_path,
+    layout_metadata,
     meta_name,
     partition_dir,
+    record_paths,
+    writer_options,
 )
 
 
@@ -46,7 +60,7 @@ def migrate_store(root: str | Path) -> list[str]:
     """Move store `root` to the current format version; one line per step done (none when
     it already is).  StoreError for a newer store, or a file of the old layout that is no
     store file (left where it is, named)."""
-    from e2store.store.write import store_lock, write_manifest
+    from e2store.store.write import write_manifest
 
     root = Path(root)
     if not root.is_dir():
@@ -55,9 +69,25 @@ def migrate_store(root: str | Path) -> list[str]:
     if version > FORMAT_VERSION:
         raise StoreError(f"{root}: format version {version} is newer than this e2store "
                          f"({FORMAT_VERSION}); upgrade e2store")
-    if version == FORMAT_VERSION or version == 0:
+    if version == 0:
         return []
     done: list[str] = []
+    if version == 1:
+        done += _move_v1(root)
+    rewritten = _rewrite_frontier_forms(root)
+    if rewritten:
+        done.append(f"rewrote {rewritten} flat and distinct partitions without their "
+                    f"frontier columns (format version {FORMAT_VERSION})")
+    if done or version < FORMAT_VERSION:
+        write_manifest(root)
+        done.append(f"rewrote {MANIFEST} from the records")
+    return done
+
+
+def _move_v1(root: Path) -> list[str]:
+    """Move a version-1 layout's files to their version-2 places (renames only)."""
+    from e2store.store.write import store_lock
+
     with store_lock(root):
         moved = 0
         for inst_dir in sorted(root.glob("instance=*")):
@@ -90,11 +120,68 @@ def migrate_store(root: str | Path) -> list[str]:
                              f"store files and stay in the old layout: {', '.join(left[:5])}"
                              f"{' ...' if len(left) > 5 else ''}; move or remove them, then "
                              f"run `e2store migrate --store {root}` again")
-        done.append(f"moved {moved} partitions and the instance files to format version "
-                    f"{FORMAT_VERSION}")
-    write_manifest(root)
-    done.append(f"rewrote {MANIFEST} from the records")
-    return done
+    return [f"moved {moved} partitions and the instance files to the layout of format "
+            f"version 2"]
+
+
+MIGRATING = ".migrating"  # partitions rewritten, not yet in place (a dot: scanners skip it)
+READY = "READY"
+
+
+def _rewrite_frontier_forms(root: Path) -> int:
+    """Rewrite every flat and distinct partition whose record is older than version 3
+    without its frontier columns; returns how many.
+
+    Each is written whole under STORE/.migrating/<partition>/ and marked READY, then its
+    files replace the old ones one by one and its record goes last.  A kill before READY
+    leaves the old partition as it was (the work is redone); after it, a rerun finishes the
+    moves from what is left there: the old files are never the only copy that is lost."""
+    from e2store.store.write import store_lock
+
+    old = []
+    for path in record_paths(root):
+        rec = json.loads(path.read_text())
+        if rec.get("form") in ("flat", "distinct") and rec.get("format_version", 1) < 3:
+            old.append((path, rec))
+    with store_lock(root):
+        for path, rec in old:
+            work = root / MIGRATING / "_".join(path.parent.relative_to(root).parts)
+            if not (work / READY).exists():
+                _rewrite_partition(root, path, rec, work)
+            for f in rec["files"]:
+                if (work / f["file"]).exists():
+                    os.replace(work / f["file"], path.parent / f["file"])
+            os.replace(work / path.name, path)
+            shutil.rmtree(work)
+        shutil.rmtree(root / MIGRATING, ignore_errors=True)
+    return len(old)
+
+
+def _rewrite_partition(root: Path, path: Path, rec: dict, work: Path) -> None:
+    """Write partition record `path`'s files without the frontier, and its new record, into
+    `work`, then mark it READY."""
+    from e2store.files import atomic_write_text
+    from e2store.store.read import check_file_hash
+    from e2store.store.write import sha256_file
+
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    form, h = rec["form"], rec["hamming"]
+    schema = {"flat": flat_schema, "distinct": distinct_schema}[form](
+        h, layout_metadata(form, rec["instance"], h, rec["zone"], rec["rotation"]))
+    files = []
+    for f in rec["files"]:
+        src, dst = path.parent / f["file"], work / f["file"]
+        check_file_hash(src, root, f["sha256"])  # a damaged file is not carried on
+        with pq.ParquetFile(src) as pf, pq.ParquetWriter(dst, schema,
+                                                         **writer_options(form)) as w:
+            for g in range(pf.num_row_groups):  # the same row groups
+                t = pf.read_row_group(g, columns=schema.names)
+                w.write_table(pa.Table.from_arrays(t.columns, schema=schema))
+        files.append({**f, "bytes": dst.stat().st_size, "sha256": sha256_file(dst)})
+    (work / path.name).write_text(json.dumps(
+        {**rec, "format_version": FORMAT_VERSION, "files": files}, indent=1))
+    atomic_write_text(work / READY, "")
 
 
 def _remove_empty(directory: Path) -> None:

@@ -29,10 +29,7 @@ from e2store.store.layout import (
     partition_dir,
     prefix_schema,
 )
-from e2store.zones.geometry import (
-    n_frontier,
-    n_slots,
-)
+from e2store.zones.geometry import n_frontier, n_slots
 
 FORM_SCHEMA = {"flat": flat_schema, "prefix": prefix_schema, "cartesian": cartesian_schema,
                "distinct": distinct_schema}
@@ -163,23 +160,17 @@ def iter_partition(root: Path, instance_id: str, hamming: int, zone: int, rotati
                    form: str = "flat", instance: Instance | None = None,
                    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Stream a partition of any form as flat row-major (cells (n, S), frontier (n, F))
-    chunks, one per file; compact forms are expanded (frontier from the instance)."""
-    S, F = n_slots(hamming), n_frontier(hamming)
+    chunks, one per file; compact forms are expanded, the frontier computed from the cells
+    and the instance (the store keeps it: `instances/<id>.e2s`)."""
     if form == "distinct":
         raise StoreError(f"the distinct form holds one row per distinct corolle, not every "
                          f"corolle: read it with `read_distinct`, or read a form of {RAW_FORMS}")
-    if form != "flat" and instance is None:
-        from e2store.instance.formats import read_instance
-
-        instance = read_instance(instance_path(root, instance_id), format="e2store")
+    if instance is None:
+        instance = _store_instance(root, instance_id)
     for t in _read_tables(root, instance_id, hamming, zone, rotation, form):
         if form == "flat":
-            arr = (np.column_stack([t.column(i).to_numpy() for i in range(S + F)]) if len(t)
-                   else np.zeros((0, S + F)))
-            yield arr[:, :S].astype(np.int16), arr[:, S:].astype(np.int8)
-            continue
-        assert instance is not None
-        if form == "prefix":
+            cells = _slot_rows(t, hamming)
+        elif form == "prefix":
             cells = prefix_from_table(t, hamming)
         else:
             try:
@@ -197,16 +188,28 @@ def read_distinct(root: Path, instance_id: str, hamming: int, zone: int, rotatio
     one row per distinct corolle (identical pieces interchangeable, symmetric rotations
     merged: `e2store.instance.classes.DistinctPieces.canonical`), and the raw corolles each
     stands for."""
-    S, F = n_slots(hamming), n_frontier(hamming)
-    cells, front, mult = [np.zeros((0, S), np.int16)], [np.zeros((0, F), np.int8)], [
-        np.zeros(0, np.int64)]
+    cells, mult = [np.zeros((0, n_slots(hamming)), np.int16)], [np.zeros(0, np.int64)]
     for t in _read_tables(root, instance_id, hamming, zone, rotation, "distinct"):
-        if len(t):
-            arr = np.column_stack([t.column(i).to_numpy() for i in range(S + F)])
-            cells.append(arr[:, :S].astype(np.int16))
-            front.append(arr[:, S:].astype(np.int8))
-            mult.append(t.column("multiplicity").to_numpy().astype(np.int64))
-    return np.concatenate(cells), np.concatenate(front), np.concatenate(mult)
+        cells.append(_slot_rows(t, hamming))
+        mult.append(t.column("multiplicity").to_numpy().astype(np.int64))
+    rows = np.concatenate(cells)
+    return (rows, frontier_of(rows, _store_instance(root, instance_id), hamming),
+            np.concatenate(mult))
+
+
+def _slot_rows(t: pa.Table, hamming: int) -> np.ndarray:
+    """Row-major cells (n, S) int16 of a flat or distinct table (its `s*` columns)."""
+    S = n_slots(hamming)
+    out = np.empty((len(t), S), dtype=np.int16)
+    for i in range(S):
+        out[:, i] = t.column(f"s{i}").to_numpy()
+    return out
+
+
+def _store_instance(root: Path, instance_id: str) -> Instance:
+    from e2store.instance.formats import read_instance
+
+    return read_instance(instance_path(root, instance_id), format="e2store")
 
 
 def read_partition(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
@@ -236,7 +239,7 @@ def dataset(root: str | Path, form: str = "flat", hamming: int | None = None, *,
     parts = [p for p in (manifest or read_manifest(root))["partitions"]
              if p["form"] == form and (hamming is None or p["hamming"] == hamming)]
     hammings = sorted({p["hamming"] for p in parts} | ({hamming} if hamming is not None else set()))
-    columns = FORM_SCHEMA[form](max(hammings, default=1))
+    columns = [f.with_nullable(True) for f in FORM_SCHEMA[form](max(hammings, default=1))]
     fmt = ds.ParquetFileFormat(default_fragment_scan_options=ds.ParquetFragmentScanOptions(
         page_checksum_verification=verify_pages))
     return ds.dataset([str(root / p["path"] / f["file"]) for p in parts for f in p["files"]],

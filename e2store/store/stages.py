@@ -40,7 +40,7 @@ from e2store.corolles.factorised import (
     prefix_corolles,
     stem_work,
 )
-from e2store.corolles.forms import CartesianRows, prefix_decode, rotate_chunk
+from e2store.corolles.forms import CartesianRows, prefix_decode, rotate_cells
 from e2store.corolles.placements import (
     placements_from_hex,
     placements_hex,
@@ -76,7 +76,7 @@ from e2store.store.write import (
     write_instance_file,
     write_manifest,
 )
-from e2store.zones.geometry import n_frontier, n_slots
+from e2store.zones.geometry import n_slots
 from e2store.zones.zonemap import Zone, zone_map
 
 SHARDS = ".shards"
@@ -285,16 +285,13 @@ def _row_groups(root: Path, instance_id: str, hamming: int, zone: int, rotation:
             yield i, t
 
 
-def _flat_cells(t: pa.Table, hamming: int) -> tuple[np.ndarray, np.ndarray]:
-    """Slot-major (cells (S, n), frontier (F, n)) of a flat table."""
-    S, F = n_slots(hamming), n_frontier(hamming)
+def _flat_cells(t: pa.Table, hamming: int) -> np.ndarray:
+    """Slot-major cells (S, n) of a flat table."""
+    S = n_slots(hamming)
     cells = np.empty((S, len(t)), dtype=np.int16)
-    front = np.empty((F, len(t)), dtype=np.int8)
     for i in range(S):
         cells[i] = t.column(i).to_numpy()
-    for i in range(F):
-        front[i] = t.column(S + i).to_numpy()
-    return cells, front
+    return cells
 
 
 def _prefix_cells(t: pa.Table, hamming: int, last: np.ndarray | None) -> np.ndarray:
@@ -369,7 +366,8 @@ def rotate_partition(root: Path, instance: Instance, zone: Zone, hamming: int, r
             if i != last_file:
                 if seq is not None:
                     files += seq.close(empty_file=True)
-                seq = FileSeq(stage, f"src{i:05d}", schema, ROWS_PER_FILE, form=form)
+                seq = FileSeq(stage, f"src{i:05d}", schema, ROWS_PER_FILE, form=form,
+                              background=True)
                 last_file, last_row = i, None
             assert seq is not None
             if form == "cartesian":
@@ -377,13 +375,12 @@ def rotate_partition(root: Path, instance: Instance, zone: Zone, hamming: int, r
                                 .table(schema))
                 continue
             if form == "flat":
-                cells, front = _flat_cells(t, hamming)
+                cells = _flat_cells(t, hamming)
             else:
                 rows = _prefix_cells(t, hamming, last_row)
                 last_row = rows[-1].copy() if len(rows) else last_row
                 cells = np.ascontiguousarray(rows.T)
-                front = np.zeros((0, cells.shape[1]), dtype=np.int8)
-            seq.write(*rotate_chunk(cells, front, hamming, rotation))
+            seq.write(rotate_cells(cells, hamming, rotation))
         if seq is not None:
             files += seq.close(empty_file=True)
         turned = None  # a record of an older store may have no placement sets
@@ -421,10 +418,11 @@ def encode_partitions(root: Path, instance: Instance, zone: Zone, hamming: int,
             if i != last_file:
                 if seq is not None:
                     files += seq.close(empty_file=True)
-                seq = FileSeq(stage, f"src{i:05d}", schema, ROWS_PER_FILE, form="prefix")
+                seq = FileSeq(stage, f"src{i:05d}", schema, ROWS_PER_FILE, form="prefix",
+                              background=True)
                 last_file = i
             assert seq is not None
-            seq.write(*_flat_cells(t, hamming))
+            seq.write(_flat_cells(t, hamming))
         if seq is not None:
             files += seq.close(empty_file=True)
         return (_name_files(stage, "prefix", files), src["rows"], src["corolles"],

@@ -17,6 +17,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,7 @@ from e2store.store.layout import (
     meta_name,
     partition_dir,
     record_paths,
+    writer_options,
 )
 from e2store.zones.zonemap import Zone
 
@@ -118,12 +120,13 @@ NEW_LOCK = ".lock-new"  # a run lock being made, not yet held (not matched by `*
 
 
 @contextlib.contextmanager
-def staging_run(root: Path) -> Iterator[Path]:
+def staging_run(root: Path, *, migrating: bool = False) -> Iterator[Path]:
     """A fresh staging directory under STORE/.staging, held by a run lock (so a concurrent
     `clean_staging` leaves it alone) and removed afterwards, published or not.  The lock is
     made and held under a temporary name, then renamed into place: a lock under its real
-    name is always held by a live run or free because its run died."""
-    check_layout(Path(root))
+    name is always held by a live run or free because its run died.  A store of an older
+    format version is refused (StoreVersionError), but by its migration (`migrating`)."""
+    check_layout(Path(root), manifest=not migrating)
     run = uuid.uuid4().hex[:12]
     staging = Path(root) / STAGING
     staging.mkdir(parents=True, exist_ok=True)
@@ -145,11 +148,16 @@ def staging_run(root: Path) -> Iterator[Path]:
 class FileSeq:
     """One partition's Parquet files written in order, each of at most `rows_per_file` rows.
 
-    Called with slot-major chunks (cells (S, n), frontier (F, n)); each chunk is a row group.
+    Called with slot-major chunks (cells (S, n), and for the distinct form the rows'
+    multiplicities); chunks are gathered into row groups of about `group_rows` rows.  With
+    `background`, each row group is encoded on a thread of its own while the caller goes
+    on (the walk and the encoding overlap on two cores; at most one group waits), in order,
+    so the files are the same bytes either way.
     """
 
     def __init__(self, directory: Path, stem: str, schema: pa.Schema, rows_per_file: int,
-                 group_rows: int = STORE_CHUNK_ROWS, form: str = "flat"):
+                 group_rows: int = STORE_CHUNK_ROWS, form: str = "flat",
+                 background: bool = False):
         self.dir, self.stem, self.schema, self.form = directory, stem, schema, form
         self._last: np.ndarray | None = None  # prefix form: the file's previous row
         self.rows_per_file = rows_per_file
@@ -157,14 +165,15 @@ class FileSeq:
         self.files: list[dict] = []
         self._writer: pq.ParquetWriter | None = None
         self._file_rows = 0
-        self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]] = []
+        self._pending: list[tuple[np.ndarray, np.ndarray | None]] = []
         self._pending_rows = 0
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="encode") if background else None
+        self._job: Future | None = None
 
-    def write(self, cells: np.ndarray, front: np.ndarray, mult: np.ndarray | None = None,
-              ) -> None:
+    def write(self, cells: np.ndarray, mult: np.ndarray | None = None) -> None:
         """Queue a chunk (with `mult`, its rows' multiplicities: the distinct form); small
         chunks are gathered into row groups of ~group_rows rows."""
-        self._pending.append((cells, front, mult))
+        self._pending.append((cells, mult))
         self._pending_rows += cells.shape[1]
         if self._pending_rows >= self.group_rows:
             self._flush()
@@ -173,13 +182,24 @@ class FileSeq:
         if not self._pending:
             return
         if len(self._pending) == 1:
-            cells, front, mult = self._pending[0]
+            cells, mult = self._pending[0]
         else:
-            cells = np.concatenate([c for c, _, _ in self._pending], axis=1)
-            front = np.concatenate([f for _, f, _ in self._pending], axis=1)
-            mult = (None if self._pending[0][2] is None
-                    else np.concatenate([m for _, _, m in self._pending]))
+            cells = np.concatenate([c for c, _ in self._pending], axis=1)
+            mult = (None if self._pending[0][1] is None
+                    else np.concatenate([m for _, m in self._pending]))
         self._pending, self._pending_rows = [], 0
+        if self._pool is None:
+            self._encode(cells, mult)
+            return
+        self._wait()  # one group in flight: memory stays bounded, errors surface early
+        self._job = self._pool.submit(self._encode, cells, mult)
+
+    def _wait(self) -> None:
+        if self._job is not None:
+            job, self._job = self._job, None
+            job.result()
+
+    def _encode(self, cells: np.ndarray, mult: np.ndarray | None) -> None:
         n, off = cells.shape[1], 0
         while off < n:
             if self._writer is None:
@@ -192,7 +212,6 @@ class FileSeq:
                 self._last = rows[-1].copy() if take else self._last
             else:
                 cols = [pa.array(c[off:off + take]) for c in cells]
-                cols += [pa.array(f[off:off + take]) for f in front]
                 if mult is not None:
                     cols.append(pa.array(mult[off:off + take]))
                 table = pa.Table.from_arrays(cols, schema=self.schema)
@@ -205,6 +224,7 @@ class FileSeq:
 
     def write_table(self, table: pa.Table) -> None:
         """Write a ready table as row groups (no gathering), splitting files as needed."""
+        self._wait()
         off = 0
         while off < len(table):
             if self._writer is None:
@@ -221,6 +241,11 @@ class FileSeq:
     def close(self, *, empty_file: bool = False) -> list[dict]:
         """Finish the open file; with `empty_file`, write a schema-only file if none exists."""
         self._flush()
+        try:
+            self._wait()
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown()
         if empty_file and not self.files:
             self._open()
         if self._writer is not None:
@@ -228,6 +253,10 @@ class FileSeq:
         return self.files
 
     def abort(self) -> None:
+        if self._pool is not None:
+            with contextlib.suppress(Exception):
+                self._wait()
+            self._pool.shutdown()
         if self._writer is not None:
             with contextlib.suppress(Exception):
                 self._writer.close()
@@ -235,13 +264,8 @@ class FileSeq:
 
     def _open(self) -> None:
         name = f"{self.stem}-{len(self.files):05d}.parquet"
-        self._writer = pq.ParquetWriter(self.dir / name, self.schema, compression="zstd",
-                                        compression_level=ZSTD_LEVEL, use_dictionary=True,
-                                        write_statistics=False, write_page_checksum=True,
-                                        # v2 pages are ~15% faster to write for flat rows;
-                                        # v1 keeps the null runs of the prefix form smaller
-                                        data_page_version="1.0" if self.form == "prefix"
-                                        else "2.0")
+        self._writer = pq.ParquetWriter(self.dir / name, self.schema,
+                                        **writer_options(self.form))
         self.files.append({"file": name, "rows": 0})
         self._file_rows = 0
         self._last = None
@@ -297,7 +321,7 @@ def write_instance_file(root: Path, instance: Instance) -> Path:
     """Keep the instance inside the store, so the store is self-describing."""
     from e2store.instance.e2sfile import write_e2store
 
-    check_layout(Path(root))
+    check_layout(Path(root), manifest=True)
     path = instance_path(root, instance.id)
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -362,7 +386,10 @@ def _manifest_of(parts: list[dict]) -> dict:
     for m in parts:
         for f in m["files"]:
             digest.update(f"{m['path']}/{f['file']} {f['sha256']}\n".encode())
-    return {"format_version": FORMAT_VERSION,
+    # a half-migrated store says the oldest version of its rows (e2store.store.migrate)
+    version = min([FORMAT_VERSION] + [m.get("format_version", 1) for m in parts
+                                      if m["form"] in ("flat", "distinct")])
+    return {"format_version": version,
             "forms": [f for f in FORMS if any(m["form"] == f for m in parts)],
             "checksum": digest.hexdigest(), "partitions": parts}
 
@@ -404,9 +431,10 @@ def _write_manifest(root: Path) -> dict:
 
 
 def write_flat_file(path: Path, cells: np.ndarray, front: np.ndarray, hamming: int) -> None:
-    """Write row-major flat rows to one file, atomically: Parquet, or Arrow IPC when the
-    name ends in `.arrow`, `.feather` or `.ipc` (`e2store.files.write_table`)."""
+    """Write row-major flat rows with their frontier (`s*` then `f*`) to one file,
+    atomically: Parquet, or Arrow IPC when the name ends in `.arrow`, `.feather` or `.ipc`
+    (`e2store.files.write_table`)."""
     cols = [pa.array(np.ascontiguousarray(cells[:, i])) for i in range(cells.shape[1])]
     cols += [pa.array(np.ascontiguousarray(front[:, i])) for i in range(front.shape[1])]
-    table = pa.Table.from_arrays(cols, schema=flat_schema(hamming))
+    table = pa.Table.from_arrays(cols, schema=flat_schema(hamming, frontier=True))
     write_table(path, table, compression_level=ZSTD_LEVEL)
