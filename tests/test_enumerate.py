@@ -19,6 +19,8 @@ from e2store.corolles.enumerate import (
     enumerate_corolles,
     kernel_args,
     level_prefixes,
+    walk_cells,
+    walk_chunks,
 )
 from e2store.errors import ZoneError
 from e2store.zones.geometry import (
@@ -122,6 +124,35 @@ def test_count_prefix_bits_twin(w, seed, n_inner, cells, twin):
             if twin:
                 assert counts.tolist() == naive.naive_count_prefixes(
                     pieces, w, w, x, y, h, level_cells, pref.tolist()), (x, y, h, k)
+
+
+@pytest.mark.parametrize("w, seed, n_inner, cells, chunk", [
+    (4, 11, 5, [((1, 1), 2), ((0, 1), 2), ((0, 0), 2)], 7),
+    (9, 3, 9, [((4, 4), 1), ((0, 0), 2)], 5000),  # 81 pieces: two bit words
+])
+def test_walk_cells_marks_what_it_emits(w, seed, n_inner, cells, chunk):
+    """The store's walk (issue 27): `walk_cells` gives `walk_chunks`' cells (the frontier
+    left out) from every prefix, in chunks small enough to resume mid-walk, and the
+    placements it marks in the kernel are exactly those of its rows (set by a plain numpy
+    pass over them)."""
+    inst = _instance(w, w, seed, n_inner=n_inner)
+    for (x, y), h in cells:
+        layout = corolle_layout(w, w, x, y, h)
+        table = candidate_table(inst, layout)
+        for k in (0, 1, 2):
+            for prefix in level_prefixes(layout, table, k)[:3] if k else [None]:
+                seen = np.zeros((n_slots(h), 4 * inst.n_pieces + 1), dtype=bool)
+                got = list(walk_cells(layout, table, chunk, prefix, seen=seen))
+                want = [c for c, _ in walk_chunks(layout, table, chunk, prefix)]
+                assert len(got) == len(want)
+                assert all((a == b).all() for a, b in zip(got, want, strict=True))
+                rows = np.concatenate(want, axis=1) if want else np.zeros((n_slots(h), 0))
+                marks = np.zeros_like(seen)
+                for i, col in enumerate(rows):
+                    marks[i, col[col >= 0].astype(int)] = True
+                assert (seen == marks).all(), ((x, y), h, k)
+    with pytest.raises(ValueError, match="placements_seen"):
+        next(walk_cells(layout, table, seen=np.zeros((1, 1), dtype=bool)))
 
 
 def test_rotate_rows_twin():

@@ -163,13 +163,20 @@ def _make_emit(n_words: int):
     @njit(cache=True, nogil=True)
     def emit(state, used, avail, bits, keys, pos, end, pcs, shown, start_level, n_levels, i1,
              i2, base, n_colours, bstart, cands, col, bmask, simple, crec, n_pieces, slot_of,
-             front_level, front_side, cells_out, front_out):
+             front_level, front_side, cells_out, front_out, seen, marked):
         """Resumable depth-first walk writing corolles column-wise (`emit_chunk`'s
         contract): `state` = [level, fresh, done, nodes]; levels below `start_level` are a
         fixed prefix already in `pcs`, `shown` and `used`; writes at most
-        `cells_out.shape[1]` rows and returns how many."""
+        `cells_out.shape[1]` rows and returns how many.
+
+        With a non-empty `seen` ((S, M) bool), also sets `seen[slot, v]` for every
+        placement v a slot takes in the rows written (`mark_placements` of them): a
+        placement is marked at the first leaf below it, `marked[l]` saying whether level
+        l's current placement is (cleared when one is placed), so a leaf costs one mark
+        and a check amortised."""
         cap = cells_out.shape[1]
         n_front = front_level.shape[0]
+        do_mark = seen.shape[0] > 0
         n = 0
         if state[2] == 1:
             return 0
@@ -228,6 +235,13 @@ def _make_emit(n_words: int):
             if level == last:
                 for j in range(n_levels):
                     cells_out[uint64(slot_of[uint64(j)]), uint64(n)] = pcs[uint64(j)]
+                if do_mark:
+                    seen[uint64(slot_of[ul]), uint64(v)] = True
+                    j = last - 1
+                    while j >= 0 and marked[uint64(j)] == 0:
+                        seen[uint64(slot_of[uint64(j)]), uint64(pcs[uint64(j)])] = True
+                        marked[uint64(j)] = 1
+                        j -= 1
                 for f in range(n_front):
                     lv = front_level[uint64(f)]
                     if lv >= 0:
@@ -237,6 +251,7 @@ def _make_emit(n_words: int):
                 if n == cap:
                     break
                 continue
+            marked[ul] = 0
             for s in range(4):
                 shown[uint64(level * 4 + s)] = col[uint64(v * 4 + s)]
             p = uint64(v >> 2)

@@ -1049,10 +1049,13 @@ def mark_placements(seen, cells):
     m = seen.shape[1]
     for i in range(s):
         row = seen[i]
+        last = -2
         for j in range(n):
             v = cells[i, j]
-            if 0 <= v < m:
-                row[v] = True
+            if v != last:  # depth-first rows repeat a slot's value in runs
+                last = v
+                if 0 <= v < m:
+                    row[v] = True
 
 
 @njit(cache=True, nogil=True)

@@ -291,9 +291,9 @@ def count_below(layout: Layout, table: CandidateTable, prefixes: np.ndarray,
 
 
 def _bit_emitter(layout: Layout, table: CandidateTable, state: np.ndarray,
-                 prefix: np.ndarray | None):
+                 prefix: np.ndarray | None, seen: np.ndarray | None = None):
     """`emit(cells, front) -> rows` by the bitset emitter (`_bit_kernels`), its walk
-    state kept between calls."""
+    state kept between calls; marking the placements seen into `seen` when given."""
     L, k = layout.n_levels, 0 if prefix is None else len(prefix)
     i1, i2, base, C, bstart, cands, col, bmask, simple, crec, _, n = bit_tables(layout, table)
     W = _bit_kernels.n_words(n)
@@ -309,11 +309,14 @@ def _bit_emitter(layout: Layout, table: CandidateTable, state: np.ndarray,
     bits = np.zeros(L, dtype=np.uint8)
     keys, pos, end = (np.zeros(L, dtype=np.int64) for _ in range(3))
     kernel = _bit_kernels.emit_kernel(W)
+    marked = np.zeros(L, dtype=np.uint8)
+    if seen is None:
+        seen = np.zeros((0, 0), dtype=np.bool_)
 
     def emit(cells: np.ndarray, front: np.ndarray) -> int:
         return kernel(state, used, avail, bits, keys, pos, end, pcs, shown, k, L, i1, i2,
                       base, C, bstart, cands, col, bmask, simple, crec, n, layout.slot_of,
-                      layout.front_level, layout.front_side, cells, front)
+                      layout.front_level, layout.front_side, cells, front, seen, marked)
 
     return emit
 
@@ -360,10 +363,19 @@ def walk_chunks(layout: Layout, table: CandidateTable, chunk_rows: int = DEFAULT
 
 def walk_cells(layout: Layout, table: CandidateTable, chunk_rows: int = DEFAULT_CHUNK_ROWS,
                prefix: np.ndarray | None = None, nodes_out: list[int] | None = None,
-               dist: DistinctPieces | None = None) -> Iterator[np.ndarray]:
+               dist: DistinctPieces | None = None, seen: np.ndarray | None = None,
+               ) -> Iterator[np.ndarray]:
     """`walk_chunks` without the frontier: slot-major cells (S, n) only, the walk the store
-    writes from (the frontier is not stored; writing it took a third of the walk)."""
-    for cells, _ in _walk(layout, table, chunk_rows, prefix, nodes_out, dist, False):
+    writes from (the frontier is not stored; writing it took a third of the walk).
+
+    With `seen` (`e2store.corolles.placements.placements_seen`) and no `dist`, the walk
+    also marks the placements each slot takes, as `mark_placements` of every chunk would,
+    without a second pass over the rows."""
+    if seen is not None and (dist is not None or seen.shape[0] < layout.n_slots
+                             or seen.shape[1] < 4 * table.n_pieces or seen.dtype != np.bool_):
+        raise ValueError("seen needs a plain walk and a bool row per slot, a column per "
+                         "placement (placements_seen)")
+    for cells, _ in _walk(layout, table, chunk_rows, prefix, nodes_out, dist, False, seen):
         yield cells
 
 
@@ -372,7 +384,7 @@ _NO_FRONT = np.zeros(0, dtype=np.int64)
 
 def _walk(layout: Layout, table: CandidateTable, chunk_rows: int, prefix: np.ndarray | None,
           nodes_out: list[int] | None, dist: DistinctPieces | None, frontier: bool,
-          ) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
+          seen: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
     L = layout.n_levels
     k = 0 if prefix is None else len(prefix)
     if L == 0 or k >= L:
@@ -380,18 +392,22 @@ def _walk(layout: Layout, table: CandidateTable, chunk_rows: int, prefix: np.nda
     if not frontier:  # the kernels loop over no frontier side
         layout = replace(layout, front_level=_NO_FRONT, front_side=_NO_FRONT)
     state = np.array([0, 1, 0, 0], dtype=np.int64)
-    emit = (_bit_emitter(layout, table, state, prefix) if dist is None
+    emit = (_bit_emitter(layout, table, state, prefix, seen) if dist is None
             else _list_emitter(layout, table, state, prefix, dist))
     S = max(layout.n_slots, L)
+    off = np.setdiff1d(np.arange(S), layout.slot_of)  # off the board: never written
     rows = min(chunk_rows, FIRST_CHUNK_ROWS)  # small walks should not pay for big buffers
     while True:
         # padded rows: column buffers a power of two apart alias in the cache (~25% slower)
-        cells = np.full((S, rows + _PAD), -1, dtype=np.int16)[:, :rows]
+        cells = np.empty((S, rows + _PAD), dtype=np.int16)[:, :rows]
+        cells[off] = -1
         front = np.full((len(layout.front_level), rows + _PAD), -1, dtype=np.int8)[:, :rows]
         n = emit(cells, front)
         if n:
-            if n < rows:
+            if n < rows // 4:  # a small tail is copied; a big one kept (a copy cost 20%)
                 cells, front = cells[:, :n].copy(), front[:, :n].copy()
+            elif n < rows:
+                cells, front = cells[:, :n], front[:, :n]
             yield cells, (front if frontier else None)
         if state[2]:
             break

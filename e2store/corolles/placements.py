@@ -23,7 +23,7 @@ def mark_placements(seen: np.ndarray, cells: np.ndarray) -> None:
     """Mark the placements each slot takes in slot-major `cells` (off-board -1 ignored)."""
     if cells.ndim != 2 or cells.shape[0] > seen.shape[0]:
         raise ValueError(f"cells {cells.shape} do not fit the placement matrix {seen.shape}")
-    _kernels.mark_placements(seen, np.ascontiguousarray(cells))
+    _kernels.mark_placements(seen, cells)  # strided chunks too: no copy
 
 
 def rotate_placements(seen: np.ndarray, hamming: int, q: int) -> np.ndarray:

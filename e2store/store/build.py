@@ -15,7 +15,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,7 +78,7 @@ class _TaskResult:
     rows: int
     nodes: int
     buffers: dict[int, list[tuple]] | None  # per rotation: (cells, mult or None)
-    files: dict[int, list[dict]] | None
+    files: dict[tuple[int, str], Future] | None  # each its files, once encoded
     seen: dict[int, np.ndarray]  # placements per slot (placements_seen), per rotation marked
     raw: int  # raw corolles (the rows, but for a distinct walk)
 
@@ -229,16 +229,18 @@ def write_walked_partitions(instance, zone, hamming, layout, todo, dirs, threads
         try:
             for prefix in batch:
                 box: list[int] = []
+                # a plain walk marks the placements it emits itself; a distinct one's
+                # rotations are canonical again, so they are marked per rotation here
                 for cells in walk_cells(layout, table, chunk_rows, prefix, nodes_out=box,
-                                        dist=dist):
+                                        dist=dist, seen=seen[0] if dist is None else None):
                     if stop.is_set():
                         raise _Stopped
                     mult = None if dist is None else canonical_chunk(cells, dist)[1]
                     out = {r: turned(cells, r, mult) for r in rots}
                     rows += cells.shape[1]
                     raw += cells.shape[1] if dist is None else int(out[0][1].sum())
-                    for r in marked:
-                        mark_placements(seen[r], out[r][0] if dist is not None else cells)
+                    for r in marked if dist is not None else ():
+                        mark_placements(seen[r], out[r][0])
                     if buffers is not None and rows > SPILL_ROWS:
                         seqs = {key: seq(key, f"task-{idx:05d}") for key in todo}
                         for (r, _f), q in seqs.items():
@@ -255,7 +257,8 @@ def write_walked_partitions(instance, zone, hamming, layout, todo, dirs, threads
                         with tick_lock:
                             progress(cells.shape[1])
                 task_nodes += box[0] if box else 0
-            files = {key: q.close() for key, q in seqs.items()} if buffers is None else None
+            files = ({key: q.close_later() for key, q in seqs.items()} if buffers is None
+                     else None)
         except BaseException:
             for q in seqs.values():
                 q.abort()
@@ -293,7 +296,7 @@ def write_walked_partitions(instance, zone, hamming, layout, todo, dirs, threads
                     if res.files is not None:
                         flush_merge()
                         for key in todo:
-                            pieces[key] += res.files[key]
+                            pieces[key] += res.files[key].result()
                     else:
                         assert res.buffers is not None
                         for key in todo:

@@ -60,7 +60,7 @@ LOCK = ".lock"
 ROWS_PER_FILE = 1 << 25
 
 
-STORE_CHUNK_ROWS = 1 << 19  # rows per chunk = per row group
+STORE_CHUNK_ROWS = 1 << 20  # rows per chunk = per row group
 
 
 ZSTD_LEVEL = 3
@@ -142,15 +142,17 @@ def writer_options(form: str) -> dict:
     flat and distinct rows are PLAIN-encoded, not dictionary-encoded: in depth-first order
     zstd already finds their repeats, and the dictionary's hashing of every value cost 1.9x
     the encoding time for 2.5x smaller files (benchmarks/storage.py; docs/benchmarks.md).
-    Pages of 4 MiB make fewer zstd contexts.  The prefix form keeps dictionaries and v1
-    pages (its null runs are smaller so)."""
+    zstd level 1 makes files as small as level 3 here, faster; pages of 4 MiB (a row group's
+    column, 1 Mi rows) make fewer zstd contexts (a new one per page).  The prefix form keeps
+    dictionaries and v1 pages (its null runs are smaller so)."""
     common = dict(compression="zstd", compression_level=ZSTD_LEVEL, write_statistics=False,
                   write_page_checksum=True)
     if form == "prefix":
         return {**common, "use_dictionary": True, "data_page_version": "1.0"}
     if form in ("flat", "distinct"):
-        return {**common, "use_dictionary": False, "data_page_version": "2.0",
-                "data_page_size": 4 << 20, "write_batch_size": 1 << 16}
+        return {**common, "compression_level": 1, "use_dictionary": False,
+                "data_page_version": "2.0", "data_page_size": 4 << 20,
+                "write_batch_size": 1 << 16}
     return {**common, "use_dictionary": True, "data_page_version": "2.0"}
 
 

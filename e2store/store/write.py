@@ -16,6 +16,7 @@ import os
 import shutil
 import time
 import uuid
+from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -55,6 +56,9 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 22), b""):
             h.update(block)
     return h.hexdigest()
+
+
+IN_FLIGHT = 2  # row groups a background FileSeq holds queued or encoding (~13 MB each)
 
 
 @contextlib.contextmanager
@@ -168,7 +172,7 @@ class FileSeq:
         self._pending: list[tuple[np.ndarray, np.ndarray | None]] = []
         self._pending_rows = 0
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="encode") if background else None
-        self._job: Future | None = None
+        self._jobs: deque[Future] = deque()
 
     def write(self, cells: np.ndarray, mult: np.ndarray | None = None) -> None:
         """Queue a chunk (with `mult`, its rows' multiplicities: the distinct form); small
@@ -191,13 +195,13 @@ class FileSeq:
         if self._pool is None:
             self._encode(cells, mult)
             return
-        self._wait()  # one group in flight: memory stays bounded, errors surface early
-        self._job = self._pool.submit(self._encode, cells, mult)
+        self._wait(IN_FLIGHT - 1)  # memory stays bounded, errors surface early
+        self._jobs.append(self._pool.submit(self._encode, cells, mult))
 
-    def _wait(self) -> None:
-        if self._job is not None:
-            job, self._job = self._job, None
-            job.result()
+    def _wait(self, left: int = 0) -> None:
+        """Wait until at most `left` groups are being encoded (raising their errors)."""
+        while len(self._jobs) > left:
+            self._jobs.popleft().result()
 
     def _encode(self, cells: np.ndarray, mult: np.ndarray | None) -> None:
         n, off = cells.shape[1], 0
@@ -240,12 +244,24 @@ class FileSeq:
 
     def close(self, *, empty_file: bool = False) -> list[dict]:
         """Finish the open file; with `empty_file`, write a schema-only file if none exists."""
+        return self.close_later(empty_file=empty_file).result()
+
+    def close_later(self, *, empty_file: bool = False) -> Future:
+        """`close`, done on the encoding thread: a Future of the files, so the caller walks
+        on while the last row group is encoded (done at once without `background`)."""
         self._flush()
-        try:
-            self._wait()
-        finally:
-            if self._pool is not None:
-                self._pool.shutdown()
+        if self._pool is None:
+            done: Future = Future()
+            done.set_result(self._close(empty_file))
+            return done
+        job = self._pool.submit(self._close, empty_file, list(self._jobs))  # after them
+        self._jobs.clear()
+        self._pool.shutdown(wait=False)
+        return job
+
+    def _close(self, empty_file: bool, before: list[Future] = ()) -> list[dict]:
+        for job in before:
+            job.result()  # a group that failed fails the close (they ran before, in order)
         if empty_file and not self.files:
             self._open()
         if self._writer is not None:
