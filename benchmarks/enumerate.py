@@ -5,7 +5,7 @@ and hamming 2 at cell (2,1), counting only and writing the flat store, with 1 an
 threads.  Each case runs in a fresh process so its peak memory (max RSS) is its own; the
 numba kernels are compiled (or loaded from the cache) before the clock starts.
 
-    python benchmarks/enumerate.py [--shared ../shared] [--quick] [--json OUT]
+    python benchmarks/enumerate.py [--shared ../shared] [--quick] [--repeat N] [--json OUT]
 
 Reference (issue 2): the published C++ generator needs about 175 s on one core of this
 machine to count hamming 2 at (2,1) of this instance (~86 million corolles).
@@ -98,6 +98,9 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true",
                     help="hamming 1 only (seconds instead of minutes)")
     ap.add_argument("--json", type=Path, default=None, help="also write the rows as JSON")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run each case this many times (fresh processes, alternating "
+                         "cases), keep the fastest: this host's timings vary by 10-20%%")
     args = ap.parse_args()
     path = args.shared / "instances" / "benchmark" / "pieces_6x6.txt"
     if not path.exists():
@@ -116,8 +119,16 @@ def main() -> int:
     print(f"instance {path}")
     print(head)
     rows = []
+    best: dict[tuple, dict] = {}
+    for _ in range(max(1, args.repeat) - 1):  # the earlier rounds; the last one prints
+        for case in cases:
+            r = run_case(path, *case)
+            if case not in best or r["seconds"] < best[case]["seconds"]:
+                best[case] = r
     for case in cases:
         r = run_case(path, *case)
+        if case in best and best[case]["seconds"] < r["seconds"]:
+            r = best[case]
         rows.append(r)
         print(f"{r['case']:<6}{r['hamming']:>2} {r['where']:<11}{r['rotations']:>4}"
               f"{r['threads']:>4}{r['corolles']:>13,}{r['nodes']:>13,}{r['rows']:>13,}"

@@ -176,7 +176,10 @@ class FileSeq:
 
     def write(self, cells: np.ndarray, mult: np.ndarray | None = None) -> None:
         """Queue a chunk (with `mult`, its rows' multiplicities: the distinct form); small
-        chunks are gathered into row groups of ~group_rows rows."""
+        chunks are gathered into row groups of ~group_rows rows, a big one (half a group or
+        more) is a group of its own: gathering it would copy it."""
+        if cells.shape[1] >= self.group_rows // 2:
+            self._flush()
         self._pending.append((cells, mult))
         self._pending_rows += cells.shape[1]
         if self._pending_rows >= self.group_rows:
