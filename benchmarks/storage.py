@@ -107,7 +107,8 @@ def main() -> int:
             total_text = sample_text = sample_xz = 0
             for z in zones:
                 seen = 0
-                for cells, front in iter_partition(tmp / "flat", inst.id, h, z.id, 0):
+                for cells, front in iter_partition(tmp / "flat", inst.id, h, z.id, 0,
+                                                   instance=inst):
                     total_text += text_bytes(cells, front)
                     if seen < args.xz_lines:
                         take = min(len(cells), args.xz_lines - seen)

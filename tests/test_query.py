@@ -79,6 +79,25 @@ def test_cardinality_and_frontier_distribution(built):
             assert [(d["position"], d["colour"], d["corolles"]) for d in dist] == want_d
 
 
+@pytest.mark.parametrize("x, y, h", [(0, 0, 2), (2, 1, 2), (4, 3, 1)])
+def test_frontier_sql_gives_the_walks_frontier(built, x, y, h):
+    """Format 3 stores no frontier: `frontier_sql` over the slot columns gives, row by
+    row, the frontier the walk kernel writes (`walk_chunks`), off-board sides -1."""
+    from e2store.corolles.enumerate import candidate_table, corolle_layout, walk_chunks
+    from e2store.query import frontier_sql
+
+    _, inst = built
+    layout = corolle_layout(inst.width, inst.height, x, y, h)
+    chunks = list(walk_chunks(layout, candidate_table(inst, layout), 1 << 16))
+    cells = np.concatenate([c for c, _ in chunks], axis=1)
+    front = np.concatenate([f for _, f in chunks], axis=1)
+    rows = pa.table({f"s{i}": c for i, c in enumerate(cells)})  # noqa: F841 (DuckDB reads it)
+    got = duckdb.sql(f"SELECT {', '.join(frontier_sql(inst, h))} FROM rows").fetchnumpy()
+    assert len(got) == front.shape[0] and cells.shape[1] > 0
+    for i, col in enumerate(front):
+        assert got[f"f{i}"].tolist() == col.tolist(), i
+
+
 @pytest.mark.parametrize("pick", [0, 1, -1])
 def test_compatible_lookups_cartesian_and_flat(built, pick):
     root, inst = built

@@ -4,6 +4,6 @@ finals (closure) index a solver consults (docs/queries.md, docs/solver.md)."""
 from e2store.lazy import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
-    "handle": ("CorolleStore", "connect",),
+    "handle": ("CorolleStore", "connect", "frontier_sql",),
     "finals": ("FinalsIndex", "load_finals", "parse_regions", "corner_cells",),
 })
