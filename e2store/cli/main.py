@@ -36,6 +36,7 @@ COMMANDS = {
     "sql": "e2store.cli.query:sql",
     "build-db": "e2store.cli.query:build_db",
     "export-closures": "e2store.cli.query:export_closures",
+    "serve": "e2store.cli.serve:serve",
     "render": "e2store.cli.render:render",
     "openings": "e2store.cli.openings:openings_cmd",
     "solve": "e2store.cli.solve:solve_cmd",

@@ -1,0 +1,43 @@
+"""`e2store serve`: the local web explorer of a store (e2store.web)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from e2store.cli.command import command
+from e2store.cli.options import store_option
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+@command("serve", examples=["e2store serve --store store/",
+                            "e2store serve --store store/ --port 9000"])
+@store_option
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; anything but this machine's loopback serves the "
+                   "store to the network (a warning says so).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+              help="Port to listen on.")
+@click.option("--sql-seconds", type=click.FloatRange(0.1, 3600), default=10.0,
+              show_default=True, help="Time limit of a query in the SQL box.")
+def serve(store: Path, host: str, port: int, sql_seconds: float) -> None:
+    """Serve a read-only web explorer of a store: its overview, instances, zones and cells,
+    and an SQL box, each page's data also as JSON under /api (documented at /api/docs).
+
+    Runs until interrupted (Ctrl-C).  Needs the `web` extra: pip install 'e2store[web]'.
+    """
+    try:
+        import uvicorn
+
+        from e2store.web.app import create_app
+    except ImportError as exc:
+        raise click.ClickException(f"{exc.name} is not installed: pip install "
+                                   f"'e2store[web]' for `e2store serve`") from None
+    app = create_app(store, sql_seconds=sql_seconds)
+    if host not in LOCAL_HOSTS:
+        click.echo(f"e2store serve: warning: listening on {host}: anyone who reaches this "
+                   f"machine on port {port} can read the store", err=True)
+    click.echo(f"serving {store} on http://{host}:{port}/ (Ctrl-C stops)", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -1,0 +1,127 @@
+"""`e2store serve`: a local, read-only web explorer of a store (issue 25).
+
+`create_app(store)` returns the ASGI application (FastAPI): HTML pages rendered on the
+server from Jinja2 templates (no JavaScript build step; a few lines of inline script make
+the zone map clickable) and, for every page, its data as JSON under `/api/...`
+(`e2store.web.data`; the OpenAPI description at `/api/openapi.json`, browsable at
+`/api/docs`).  Bad input is a 4xx page (or JSON under `/api`) saying what was wrong; the
+server keeps running.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from e2store.errors import E2StoreError, MissingError
+from e2store.query import CorolleStore, connect
+from e2store.web.data import (
+    SQL_ROWS,
+    SQL_SECONDS,
+    cell_page,
+    instance_page,
+    overview,
+    run_sql,
+)
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+def create_app(store: str | Path, *, sql_seconds: float = SQL_SECONDS) -> FastAPI:
+    """The explorer of the store at `store` (StoreError at once if it is none)."""
+    root = connect(store)  # checks the store now, not at the first request
+    local = threading.local()  # a DuckDB handle per server thread (`CorolleStore.cursor`)
+
+    def handle() -> CorolleStore:
+        if getattr(local, "store", None) is None:
+            local.store = root.cursor()
+        return local.store
+
+    app = FastAPI(title="e2store explorer", docs_url="/api/docs", redoc_url=None,
+                  openapi_url="/api/openapi.json",
+                  description=f"A read-only view of the corolle store {root.root}.")
+    templates = Jinja2Templates(directory=str(TEMPLATES))
+
+    def page(request: Request, name: str, data: dict, status: int = 200) -> HTMLResponse:
+        return templates.TemplateResponse(request, name, {"d": data, "store": str(root.root)},
+                                          status_code=status)
+
+    def failure(request: Request, status: int, message: str):
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": message, "status": status}, status_code=status)
+        return page(request, "error.html", {"status": status, "message": message}, status)
+
+    @app.exception_handler(MissingError)
+    async def missing(request: Request, exc: MissingError):
+        return failure(request, 404, str(exc.args[0] if exc.args else exc))
+
+    @app.exception_handler(E2StoreError)
+    async def bad_input(request: Request, exc: E2StoreError):
+        return failure(request, 400, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError):
+        what = "; ".join(f"{'.'.join(map(str, e['loc'][1:]))}: {e['msg']}"
+                         for e in exc.errors())
+        return failure(request, 400, f"bad request: {what}")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException):
+        message = ("no such page: see / for the store's pages and /api/docs for the API"
+                   if exc.status_code == 404 else str(exc.detail))
+        return failure(request, exc.status_code, message)
+
+    # the store --------------------------------------------------------------------------
+    @app.get("/api/summary", tags=["store"])
+    def api_summary() -> dict:
+        """The store: format version, checksum, totals, per instance/hamming/form figures
+        (what `e2store summary` prints) and the instances it holds."""
+        return overview(handle())
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def home(request: Request):
+        return page(request, "overview.html", overview(handle()))
+
+    # instances and cells ------------------------------------------------------------------
+    @app.get("/api/instances/{instance}", tags=["instances"])
+    def api_instance(instance: str, hamming: int | None = None) -> dict:
+        """An instance: statistics, zones of `hamming` (default: the lowest stored) and their
+        figures per form."""
+        return instance_page(handle(), instance, hamming, pictures=False)
+
+    @app.get("/instances/{instance}", response_class=HTMLResponse, include_in_schema=False)
+    def instance_html(request: Request, instance: str, hamming: int | None = None):
+        return page(request, "instance.html", instance_page(handle(), instance, hamming))
+
+    @app.get("/api/instances/{instance}/cells/{x}/{y}", tags=["instances"])
+    def api_cell(instance: str, x: int, y: int) -> dict:
+        """A cell: its zone, rotation and canonical cell per hamming, and that partition's
+        corolles, rows and bytes per form."""
+        return cell_page(handle(), instance, x, y)
+
+    @app.get("/instances/{instance}/cells/{x}/{y}", response_class=HTMLResponse,
+             include_in_schema=False)
+    def cell_html(request: Request, instance: str, x: int, y: int):
+        return page(request, "cell.html", cell_page(handle(), instance, x, y))
+
+    # SQL ------------------------------------------------------------------------------------
+    @app.get("/api/sql", tags=["sql"])
+    def api_sql(q: str, limit: int = Query(SQL_ROWS, ge=1, le=100_000)) -> dict:
+        """One read-only SELECT over the views (corolles, stems, manifest, zone_stats,
+        instances): at most `limit` rows, stopped after the server's time limit."""
+        return run_sql(handle(), q, limit=limit, seconds=sql_seconds)
+
+    @app.get("/sql", response_class=HTMLResponse, include_in_schema=False)
+    def sql_html(request: Request, q: str = "", limit: int = Query(100, ge=1, le=100_000)):
+        if not q.strip():
+            return page(request, "sql.html", {"query": "", "limit": limit})
+        return page(request, "sql.html", run_sql(handle(), q, limit=limit,
+                                                 seconds=sql_seconds))
+
+    return app

@@ -1,0 +1,136 @@
+"""What the web explorer shows, as plain data: one function per page, each returning a
+dict that is both the page's JSON (`/api/...`) and its template's context.
+
+Errors are the project's typed errors (MissingInstanceError, MissingZoneError, ZoneError,
+StoreError, QueryRefused), which the app turns into 4xx answers.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import duckdb
+import pyarrow as pa
+
+from e2store.errors import E2StoreError, ZoneError
+from e2store.instance.stats import instance_stats
+from e2store.query import CorolleStore
+from e2store.reports.render import svg_board, svg_pieces, svg_zone_map
+from e2store.reports.summary import summarize
+from e2store.zones.zonemap import zone_map
+
+SQL_ROWS = 1000  # default row limit of the SQL box
+SQL_SECONDS = 10.0  # default time limit of the SQL box
+
+
+class QueryRefused(E2StoreError, ValueError):
+    """A query the SQL box does not run (not one read-only statement, or too slow)."""
+
+
+def overview(store: CorolleStore) -> dict:
+    """The store at a glance: `e2store summary`'s figures, and the instances it holds."""
+    summary = summarize(store.root)
+    ids = sorted({p["instance"] for p in store.manifest["partitions"]})
+    instances = []
+    for iid in ids:
+        inst = store.instance(iid)
+        parts = [p for p in store.manifest["partitions"] if p["instance"] == iid]
+        instances.append({"id": iid, "name": inst.name, "width": inst.width,
+                          "height": inst.height, "pieces": inst.n_pieces,
+                          "hammings": sorted({p["hamming"] for p in parts}),
+                          "forms": sorted({p["form"] for p in parts})})
+    return {"store": str(store.root), "format_version": summary["format_version"],
+            "checksum": summary["checksum"], "totals": summary["totals"],
+            "entries": summary["entries"], "instances": instances}
+
+
+def _hammings(store: CorolleStore, instance_id: str) -> list[int]:
+    return sorted({p["hamming"] for p in store.manifest["partitions"]
+                   if p["instance"] == instance_id})
+
+
+def instance_page(store: CorolleStore, instance_id: str, hamming: int | None = None,
+                  *, pictures: bool = True) -> dict:
+    """An instance: its statistics, pieces, board (its solution if known) and the zone map
+    of `hamming` (default the lowest the store holds), each zone's figures per form."""
+    inst = store.instance(instance_id)
+    hammings = _hammings(store, instance_id)
+    h = hammings[0] if hamming is None and hammings else hamming
+    if h is None or h < 0:
+        raise ZoneError(f"hamming {h} is not one the store holds for {instance_id} "
+                        f"(it holds {', '.join(map(str, hammings)) or 'none'})")
+    zm = zone_map(inst.width, inst.height, h)
+    stats = store.zone_stats(instance_id, h).to_pylist()
+    out = {"instance": instance_id, "name": inst.name, "width": inst.width,
+           "height": inst.height, "hamming": h, "hammings": hammings,
+           "stats": instance_stats(inst), "has_solution": inst.solution is not None,
+           "zones": [{"zone": z.id, "canonical": [z.x, z.y], "cells": len(z.members)}
+                     for z in zm.zones],
+           "zone_stats": stats}
+    if pictures:
+        out["svg"] = {"pieces": svg_pieces(inst), "zones": svg_zone_map(zm),
+                      "board": svg_board(inst) if inst.solution is not None else None}
+    return out
+
+
+def cell_page(store: CorolleStore, instance_id: str, x: int, y: int) -> dict:
+    """A cell: its zone and rotation at each hamming the store holds, and that partition's
+    corolles, rows and bytes per form."""
+    inst = store.instance(instance_id)
+    if not (0 <= x < inst.width and 0 <= y < inst.height):
+        raise ZoneError(f"cell ({x}, {y}) is off the {inst.width}x{inst.height} board of "
+                        f"{instance_id} (expected 0 <= x < {inst.width}, 0 <= y < "
+                        f"{inst.height})")
+    rows = []
+    for h in _hammings(store, instance_id):
+        zm = zone_map(inst.width, inst.height, h)
+        zone, rot = zm.zone_at(x, y), zm.rotation_at(x, y)
+        forms = {p["form"]: {"corolles": p["corolles"], "rows": p["rows"],
+                             "bytes": sum(f["bytes"] for f in p["files"])}
+                 for p in store.manifest["partitions"]
+                 if (p["instance"], p["hamming"], p["zone"], p["rotation"])
+                 == (instance_id, h, zone.id, rot)}
+        rows.append({"hamming": h, "zone": zone.id, "rotation": rot,
+                     "canonical": [zone.x, zone.y], "forms": forms})
+    return {"instance": instance_id, "x": x, "y": y, "hammings": rows}
+
+
+def run_sql(store: CorolleStore, query: str, *, limit: int = SQL_ROWS,
+            seconds: float = SQL_SECONDS) -> dict:
+    """One read-only SELECT over the store's views: at most `limit` rows, interrupted after
+    `seconds`.  Anything else (several statements, COPY, CREATE, SET, PRAGMA...) is refused
+    before it runs; the handle reads no file outside the store (`connect`'s sandbox)."""
+    text = query.strip()
+    if not text:
+        raise QueryRefused("empty query: write one SELECT over the views (corolles, stems, "
+                           "manifest, zone_stats, instances)")
+    if not 1 <= limit <= 100_000:
+        raise QueryRefused(f"row limit {limit} is out of range (expected 1 to 100000)")
+    try:
+        statements = duckdb.extract_statements(text)
+    except duckdb.Error as exc:
+        raise QueryRefused(f"the query does not parse: {exc}") from None
+    if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+        kinds = ", ".join(s.type.name for s in statements)
+        raise QueryRefused(f"the SQL box runs one read-only SELECT, not {kinds}")
+    timer = threading.Timer(seconds, store.con.interrupt)
+    timer.start()
+    try:
+        reader = store.sql(text, stream=True, batch_rows=min(limit, 1 << 14))
+        batches, n = [], 0
+        for batch in reader:
+            batches.append(batch.slice(0, limit - n))
+            n += batches[-1].num_rows
+            if n >= limit:
+                break
+        table = pa.Table.from_batches(batches, schema=reader.schema)
+        truncated = n >= limit
+    except E2StoreError as exc:
+        if "INTERRUPT" in str(exc).upper():
+            raise QueryRefused(f"the query ran past the time limit of {seconds:g} s") from None
+        raise
+    finally:
+        timer.cancel()
+    return {"query": text, "columns": table.column_names,
+            "rows": [list(r.values()) for r in table.to_pylist()],
+            "truncated": truncated, "limit": limit}

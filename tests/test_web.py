@@ -1,0 +1,142 @@
+"""`e2store serve` (issue 25, first part): every page and API answer of the web explorer
+on a small store, checked against the store's own figures, and bad input answered with a
+clear 4xx, the server still answering after it."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the web extra is not installed (pip install '.[web]')")
+pytest.importorskip("fastapi.testclient", reason="httpx (FastAPI's test client) is missing")
+
+from click.testing import CliRunner  # noqa: E402
+from fastapi.testclient import TestClient  # noqa: E402
+from helpers import random_instance  # noqa: E402
+
+from e2store import store  # noqa: E402
+from e2store.cli import main  # noqa: E402
+from e2store.web.app import create_app  # noqa: E402
+from e2store.zones.zonemap import zone_map  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    root = tmp_path_factory.mktemp("web") / "store"
+    inst = random_instance(5, 4, 3)
+    store.enumerate_store(root, inst, 1, None, forms=("flat", "cartesian"))
+    store.enumerate_store(root, inst, 2, [0, 1])
+    with TestClient(create_app(root, sql_seconds=2.0)) as client:
+        yield client, root, inst
+
+
+def test_overview_is_the_summary(served):
+    client, root, inst = served
+    got = client.get("/api/summary").json()
+    want = store.read_manifest(root)
+    assert got["checksum"] == want["checksum"] and got["format_version"] == 3
+    assert [i["id"] for i in got["instances"]] == [inst.id]
+    assert got["instances"][0]["hammings"] == [1, 2]
+    flat1 = sum(p["corolles"] for p in want["partitions"]
+                if p["form"] == "flat" and p["hamming"] == 1 and p["rotation"] == 0)
+    assert any(e["hamming"] == 1 and e["form"] == "flat" and e["corolles"] == flat1
+               for e in got["entries"])
+    page = client.get("/")
+    assert page.status_code == 200 and inst.id in page.text and want["checksum"] in page.text
+
+
+def test_instance_and_cell_pages(served):
+    client, root, inst = served
+    got = client.get(f"/api/instances/{inst.id}", params={"hamming": 1}).json()
+    zm = zone_map(5, 4, 1)
+    assert got["hamming"] == 1 and got["hammings"] == [1, 2]
+    assert [z["canonical"] for z in got["zones"]] == [[z.x, z.y] for z in zm.zones]
+    page = client.get(f"/instances/{inst.id}", params={"hamming": 2})
+    assert page.status_code == 200 and 'id="zone-4-3"' in page.text  # the clickable map
+    for x, y in [(0, 0), (2, 1), (4, 3)]:
+        cell = client.get(f"/api/instances/{inst.id}/cells/{x}/{y}").json()
+        for row in cell["hammings"]:
+            zm = zone_map(5, 4, row["hamming"])
+            assert row["zone"] == zm.zone_at(x, y).id
+            assert row["rotation"] == zm.rotation_at(x, y)
+            for form, v in row["forms"].items():
+                rec = store.read_record(root, inst.id, row["hamming"], row["zone"],
+                                        row["rotation"], form)
+                assert v["corolles"] == rec["corolles"] and v["rows"] == rec["rows"]
+        h1 = next(r for r in cell["hammings"] if r["hamming"] == 1)
+        cells, _ = store.read_partition(root, inst.id, 1, h1["zone"], h1["rotation"])
+        assert h1["forms"]["flat"]["rows"] == len(cells)
+        assert client.get(f"/instances/{inst.id}/cells/{x}/{y}").status_code == 200
+
+
+def test_sql_box_runs_one_select_within_limits(served):
+    client, root, inst = served
+    q = "SELECT zone, count(*) AS n FROM corolles WHERE hamming = 1 GROUP BY zone ORDER BY zone"
+    got = client.get("/api/sql", params={"q": q}).json()
+    want = {}
+    for p in store.read_manifest(root)["partitions"]:
+        if p["form"] == "flat" and p["hamming"] == 1:
+            want[p["zone"]] = want.get(p["zone"], 0) + p["rows"]
+    assert got["columns"] == ["zone", "n"] and got["rows"] == [[z, n] for z, n in sorted(
+        want.items())]
+    capped = client.get("/api/sql", params={"q": "SELECT * FROM corolles", "limit": 7}).json()
+    assert len(capped["rows"]) == 7 and capped["truncated"]
+    page = client.get("/sql", params={"q": q})
+    assert page.status_code == 200 and 'id="result"' in page.text
+    assert client.get("/sql").status_code == 200
+
+
+@pytest.mark.parametrize("path, params, status, words", [
+    ("/api/instances/nope", {}, 404, "no instance 'nope'"),
+    ("/instances/nope", {}, 404, "no instance"),
+    ("/api/instances/{iid}/cells/9/9", {}, 400, "off the 5x4 board"),
+    ("/api/instances/{iid}/cells/x/1", {}, 400, "bad request"),
+    ("/api/instances/{iid}", {"hamming": -1}, 400, "hamming -1"),
+    ("/api/sql", {"q": "COPY (SELECT 1) TO '/tmp/x.csv'"}, 400, "not COPY"),
+    ("/api/sql", {"q": "SELECT 1; SELECT 2"}, 400, "one read-only SELECT"),
+    ("/api/sql", {"q": "CREATE TABLE t AS SELECT 1"}, 400, "not CREATE"),
+    ("/api/sql", {"q": "SELECT * FROM read_csv('/etc/passwd')"}, 400, "query failed"),
+    ("/api/sql", {"q": "SELEC 1"}, 400, "parse"),
+    ("/api/sql", {"q": "SELECT 1", "limit": 0}, 400, "limit"),
+    ("/nowhere", {}, 404, "no such page"),
+])
+def test_bad_input_is_a_clear_4xx(served, path, params, status, words):
+    client, _, inst = served
+    r = client.get(path.format(iid=inst.id), params=params)
+    assert r.status_code == status, r.text
+    assert words in r.text
+    assert "Traceback" not in r.text
+    if path.startswith("/api/"):
+        assert r.json()["status"] == status
+    assert client.get("/api/summary").status_code == 200  # still serving
+
+
+def test_a_slow_query_is_stopped(served):
+    client, _, _ = served
+    slow = ("SELECT count(*) FROM range(100000000) a, range(100000000) b "
+            "WHERE a.range * 7 = b.range * 3")
+    r = client.get("/api/sql", params={"q": slow})
+    assert r.status_code == 400 and "time limit of 2 s" in r.json()["error"]
+    assert client.get("/api/sql", params={"q": "SELECT 42 AS x"}).json()["rows"] == [[42]]
+
+
+def test_concurrent_requests_each_get_their_answer(served):
+    client, _, inst = served
+    out: list = []
+
+    def ask(k: int) -> None:
+        r = client.get("/api/sql", params={"q": f"SELECT {k} AS k"})
+        out.append((k, r.json()["rows"]))
+
+    threads = [threading.Thread(target=ask, args=(k,)) for k in range(24)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(out) == [(k, [[k]]) for k in range(24)]
+
+
+def test_serve_refuses_what_is_no_store(tmp_path):
+    r = CliRunner().invoke(main, ["serve", "--store", str(tmp_path / "none")])
+    assert r.exit_code == 2 and "manifest" in r.output
