@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
 
 pytest.importorskip("fastapi", reason="the web extra is not installed (pip install '.[web]')")
@@ -70,6 +71,34 @@ def test_instance_and_cell_pages(served):
         assert client.get(f"/instances/{inst.id}/cells/{x}/{y}").status_code == 200
 
 
+def test_corolle_browser_pages_and_filters(served):
+    """Pages of a cell's corolles equal its partition's rows in stored order, filtered by
+    numpy (placement at a slot, pieces left out); the totals and the per-slot heat map's
+    values are the partition's."""
+    client, root, inst = served
+    zm = zone_map(5, 4, 2)
+    x, y = next((m.x, m.y) for m in zm.zones[1].members if m.rotation)  # h2: zones 0, 1
+    zone, rot = zm.zone_at(x, y).id, zm.rotation_at(x, y)
+    rows, _ = store.read_partition(root, inst.id, 2, zone, rot)
+    url = f"/api/instances/{inst.id}/cells/{x}/{y}/corolles"
+    got = client.get(url, params={"hamming": 2, "offset": 3, "size": 5}).json()
+    assert got["total"] == len(rows) and got["corolles"] == rows[3:8].tolist()
+    assert got["cardinality"] == [len(np.unique(c[c >= 0] >> 2)) for c in rows.T]
+    slot, placement = 1, int(rows[len(rows) // 2, 1])
+    without = sorted({int(v) >> 2 for v in rows[0, 5:8] if v >= 0} - {placement >> 2})
+    keep = (rows[:, slot] == placement) & ~np.isin(np.where(rows >= 0, rows >> 2, -1),
+                                                   without).any(axis=1)
+    got = client.get(url, params={"hamming": 2, "size": 100, "slot": slot,
+                                  "placement": placement,
+                                  "without": ",".join(map(str, without))}).json()
+    assert got["total"] == int(keep.sum()) > 0
+    assert got["corolles"] == rows[keep][:100].tolist()
+    page = client.get(f"/instances/{inst.id}/cells/{x}/{y}/corolles",
+                      params={"hamming": 2, "offset": 0, "slot": "", "placement": ""})
+    assert page.status_code == 200 and page.text.count('class="svg corolle"') == min(
+        12, len(rows)) and 'id="heat-0"' in page.text and 'id="next"' in page.text
+
+
 def test_sql_box_runs_one_select_within_limits(served):
     client, root, inst = served
     q = "SELECT zone, count(*) AS n FROM corolles WHERE hamming = 1 GROUP BY zone ORDER BY zone"
@@ -100,6 +129,13 @@ def test_sql_box_runs_one_select_within_limits(served):
     ("/api/sql", {"q": "SELEC 1"}, 400, "parse"),
     ("/api/sql", {"q": "SELECT 1", "limit": 0}, 400, "limit"),
     ("/nowhere", {}, 404, "no such page"),
+    ("/api/instances/{iid}/cells/1/1/corolles", {"hamming": 3}, 404, "no partition"),
+    ("/api/instances/{iid}/cells/1/1/corolles", {"slot": 2}, 400, "both slot and placement"),
+    ("/api/instances/{iid}/cells/1/1/corolles", {"slot": 99, "placement": 0}, 400,
+     "slot 99 does not exist"),
+    ("/api/instances/{iid}/cells/1/1/corolles", {"without": "3,x"}, 400, "not a piece"),
+    ("/api/instances/{iid}/cells/1/1/corolles", {"without": "999"}, 400, "not all pieces"),
+    ("/api/instances/{iid}/cells/1/1/corolles", {"size": 1000}, 400, "size 1000"),
 ])
 def test_bad_input_is_a_clear_4xx(served, path, params, status, words):
     client, _, inst = served

@@ -19,12 +19,14 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from e2store.errors import E2StoreError, MissingError
+from e2store.errors import E2StoreError, MissingError, ZoneError
 from e2store.query import CorolleStore, connect
 from e2store.web.data import (
+    PAGE_SIZE,
     SQL_ROWS,
     SQL_SECONDS,
     cell_page,
+    corolles_page,
     instance_page,
     overview,
     run_sql,
@@ -110,6 +112,37 @@ def create_app(store: str | Path, *, sql_seconds: float = SQL_SECONDS) -> FastAP
     def cell_html(request: Request, instance: str, x: int, y: int):
         return page(request, "cell.html", cell_page(handle(), instance, x, y))
 
+    # the corolle browser ------------------------------------------------------------------
+    def browse(instance: str, x: int, y: int, hamming: int | None, offset: int, size: int,
+               slot: int | None, placement: int | None, without: str, pictures: bool):
+        st = handle()
+        if hamming is None:
+            held = [r["hamming"] for r in cell_page(st, instance, x, y)["hammings"]]
+            hamming = held[0] if held else 0
+        return corolles_page(st, instance, hamming, x, y, offset=offset, size=size,
+                             slot=slot, placement=placement, without=_pieces(without),
+                             pictures=pictures)
+
+    @app.get("/api/instances/{instance}/cells/{x}/{y}/corolles", tags=["instances"])
+    def api_corolles(instance: str, x: int, y: int, hamming: int | None = None,
+                     offset: int = 0, size: int = PAGE_SIZE, slot: int | None = None,
+                     placement: int | None = None, without: str = "") -> dict:
+        """A page of the corolles at (x, y) (packed `piece*4+r` per slot in ring order, -1
+        off the board), in stored order from `offset`, among those with `placement` at
+        `slot` and none of the pieces `without` (comma-separated); their `total`; and the
+        distinct pieces per slot of the cell's partition (`cardinality`)."""
+        return browse(instance, x, y, hamming, offset, size, slot, placement, without,
+                      False)
+
+    @app.get("/instances/{instance}/cells/{x}/{y}/corolles", response_class=HTMLResponse,
+             include_in_schema=False)
+    def corolles_html(request: Request, instance: str, x: int, y: int,
+                      hamming: int | None = None, offset: int = 0, size: int = PAGE_SIZE,
+                      slot: str = "", placement: str = "", without: str = ""):
+        data = browse(instance, x, y, hamming, offset, size, _optional(slot, "slot"),
+                      _optional(placement, "placement"), without, True)
+        return page(request, "corolles.html", data)
+
     # SQL ------------------------------------------------------------------------------------
     @app.get("/api/sql", tags=["sql"])
     def api_sql(q: str, limit: int = Query(SQL_ROWS, ge=1, le=100_000)) -> dict:
@@ -125,3 +158,24 @@ def create_app(store: str | Path, *, sql_seconds: float = SQL_SECONDS) -> FastAP
                                                  seconds=sql_seconds))
 
     return app
+
+
+def _pieces(text: str) -> list[int]:
+    """Piece numbers from `1, 5 9` (commas or spaces); ZoneError naming a bad one."""
+    out = []
+    for word in text.replace(",", " ").split():
+        if not word.isdigit():
+            raise ZoneError(f"without: {word!r} is not a piece number (expected numbers "
+                            f"separated by commas, e.g. 3,17)")
+        out.append(int(word))
+    return out
+
+
+def _optional(text: str, what: str) -> int | None:
+    """An optional integer form field: empty is None."""
+    text = text.strip()
+    if not text:
+        return None
+    if not text.lstrip("-").isdigit():
+        raise ZoneError(f"{what}: {text!r} is not a number")
+    return int(text)

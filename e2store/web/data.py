@@ -8,15 +8,18 @@ StoreError, QueryRefused), which the app turns into 4xx answers.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 
 import duckdb
 import pyarrow as pa
 
-from e2store.errors import E2StoreError, ZoneError
+from e2store.errors import E2StoreError, MissingZoneError, ZoneError
 from e2store.instance.stats import instance_stats
 from e2store.query import CorolleStore
-from e2store.reports.render import svg_board, svg_pieces, svg_zone_map
+from e2store.reports.render import svg_board, svg_corolle, svg_pieces, svg_zone_map
 from e2store.reports.summary import summarize
+from e2store.web.pictures import svg_slot_heat
+from e2store.zones.geometry import n_slots
 from e2store.zones.zonemap import zone_map
 
 SQL_ROWS = 1000  # default row limit of the SQL box
@@ -134,3 +137,66 @@ def run_sql(store: CorolleStore, query: str, *, limit: int = SQL_ROWS,
     return {"query": text, "columns": table.column_names,
             "rows": [list(r.values()) for r in table.to_pylist()],
             "truncated": truncated, "limit": limit}
+
+
+PAGE_SIZE = 12  # corolles drawn per page of the browser
+
+
+def corolles_page(store: CorolleStore, instance_id: str, hamming: int, x: int, y: int, *,
+                  offset: int = 0, size: int = PAGE_SIZE, slot: int | None = None,
+                  placement: int | None = None, without: Iterable[int] = (),
+                  pictures: bool = True) -> dict:
+    """A page of the corolles at (x, y): rows `offset ..` of its zone partition's flat
+    form in stored (depth-first) order, among those with `placement` at `slot` (both or
+    neither) and none of the pieces `without`; their total; each drawn in place; and the
+    partition's distinct pieces per slot (`cardinality`) as a heat map."""
+    inst = store.instance(instance_id)
+    cell = cell_page(store, instance_id, x, y)
+    row = next((r for r in cell["hammings"] if r["hamming"] == hamming), None)
+    if row is None:
+        raise MissingZoneError(f"{store.root}: no partition of {instance_id} at hamming "
+                               f"{hamming} (the store holds hammings "
+                               f"{', '.join(str(r['hamming']) for r in cell['hammings'])})")
+    zone, rot = row["zone"], row["rotation"]
+    store.probe_partition(instance_id, hamming, zone, rot, "flat")
+    S = n_slots(hamming)
+    if (slot is None) != (placement is None):
+        raise ZoneError("give both slot and placement (placement P at slot S), or neither")
+    if slot is not None and not 0 <= slot < S:
+        raise ZoneError(f"slot {slot} does not exist at hamming {hamming} (0 <= slot < {S})")
+    if placement is not None and not 0 <= placement < 4 * inst.n_pieces:
+        raise ZoneError(f"placement {placement} is not piece*4+r of a piece of "
+                        f"{instance_id} (0 <= placement < {4 * inst.n_pieces})")
+    pieces = sorted({int(p) for p in without})
+    if any(not 0 <= p < inst.n_pieces for p in pieces):
+        raise ZoneError(f"pieces {pieces} are not all pieces of {instance_id} "
+                        f"(0 <= piece < {inst.n_pieces})")
+    if offset < 0 or not 1 <= size <= 100:
+        raise ZoneError(f"offset {offset} and size {size}: expected offset >= 0 and "
+                        f"1 <= size <= 100")
+    conds = ["instance = ?", "hamming = ?", "zone = ?", "rotation = ?"]
+    params: list = [instance_id, hamming, zone, rot]
+    if slot is not None:
+        conds.append(f"s{slot} = ?")
+        params.append(placement)
+    if pieces:
+        plist = ", ".join(map(str, pieces))
+        conds += [f"(s{i} < 0 OR s{i} // 4 NOT IN ({plist}))" for i in range(S)]
+    where = " AND ".join(conds)
+    total = store.sql(f"SELECT count(*) AS n FROM corolles WHERE {where}", params)
+    cols = ", ".join(f"s{i}" for i in range(S))
+    page = store.sql(f"SELECT {cols} FROM corolles WHERE {where} LIMIT {size} OFFSET "
+                     f"{offset}", params)
+    rows = [[int(v) for v in r.values()] for r in page.to_pylist()]
+    card = store.cardinality(instance_id, hamming, zone, rot).column("pieces").to_pylist()
+    out = {"instance": instance_id, "hamming": hamming, "x": x, "y": y, "zone": zone,
+           "rotation": rot, "offset": offset, "size": size, "slot": slot,
+           "placement": placement, "without": pieces,
+           "total": int(total.column("n")[0].as_py()), "corolles": rows,
+           "cardinality": card}
+    if pictures:
+        out["svg"] = {"corolles": [svg_corolle(inst, hamming, r, x, y,
+                                               title=f"corolle {offset + i}")
+                                   for i, r in enumerate(rows)],
+                      "cardinality": svg_slot_heat(inst, hamming, card, x, y)}
+    return out
