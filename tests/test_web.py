@@ -28,7 +28,18 @@ def served(tmp_path_factory):
     inst = random_instance(5, 4, 3)
     store.enumerate_store(root, inst, 1, None, forms=("flat", "cartesian"))
     store.enumerate_store(root, inst, 2, [0, 1])
-    with TestClient(create_app(root, sql_seconds=2.0)) as client:
+    results = root.parent / "results"
+    (results / "tables").mkdir(parents=True)
+    (results / "tables" / "corolles_h1.csv").write_text("x,y,5x4\n0,0,12\n1,0,34\n")
+    (results / "plots").mkdir()
+    (results / "plots" / "corolles.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(20))
+    (results / "summary.json").write_text('{"checksum": "abc"}')
+    (results / ".snakemake").mkdir()
+    (results / ".snakemake" / "hidden.csv").write_text("a\n1\n")
+    (results / "notes.bin").write_bytes(b"x")
+    (root.parent / "secret.csv").write_text("s\n1\n")
+    (results / "link.csv").symlink_to(root.parent / "secret.csv")
+    with TestClient(create_app(root, results=results, sql_seconds=2.0)) as client:
         yield client, root, inst
 
 
@@ -97,6 +108,47 @@ def test_corolle_browser_pages_and_filters(served):
                       params={"hamming": 2, "offset": 0, "slot": "", "placement": ""})
     assert page.status_code == 200 and page.text.count('class="svg corolle"') == min(
         12, len(rows)) and 'id="heat-0"' in page.text and 'id="next"' in page.text
+
+
+def test_tables_and_plots_are_the_stores(served):
+    from e2store.reports.tables import MISSING, load_tables
+
+    client, root, _ = served
+    got = client.get("/api/tables").json()
+    want = load_tables(root)
+    assert [(t["metric"], t["hamming"]) for t in got["tables"]] == [
+        (t.metric, t.hamming) for t in want]
+    for g, w in zip(got["tables"], want, strict=True):
+        assert [[r["x"], r["y"]] for r in g["rows"]] == [list(c) for c in w.cells]
+        assert [r["values"] for r in g["rows"]] == [
+            ["missing" if v is MISSING else v for v in row] for row in w.values]
+    page = client.get("/tables")
+    assert page.status_code == 200 and 'id="plot-corolles"' in page.text
+    assert "<svg" in page.text and 'id="corolles_h2"' in page.text
+
+
+def test_results_directory_is_shown_and_confined(served):
+    client, _, _ = served
+    got = client.get("/api/results").json()
+    paths = {f["path"]: f for f in got["files"]}
+    assert set(paths) == {"tables/corolles_h1.csv", "plots/corolles.png", "summary.json"}
+    assert paths["tables/corolles_h1.csv"]["rows"] == [["0", "0", "12"], ["1", "0", "34"]]
+    assert client.get("/results/files/plots/corolles.png").content.startswith(b"\x89PNG")
+    assert client.get("/results/files/summary.json").json() == {"checksum": "abc"}
+    page = client.get("/results")
+    assert page.status_code == 200 and 'src="/results/files/plots/corolles.png"' in page.text
+    for bad in ("..%2Fsecret.csv", "link.csv", ".snakemake/hidden.csv", "notes.bin",
+                "tables/none.csv"):
+        r = client.get(f"/results/files/{bad}")
+        assert r.status_code == 404, bad
+
+
+def test_no_results_directory_is_a_clear_404(served, tmp_path):
+    _, root, _ = served
+    with TestClient(create_app(root)) as client:
+        r = client.get("/api/results")
+        assert r.status_code == 404 and "--results DIR" in r.json()["error"]
+        assert "/results" not in client.get("/").text.split("</nav>")[0]
 
 
 def test_sql_box_runs_one_select_within_limits(served):

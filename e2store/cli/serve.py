@@ -20,11 +20,16 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
                    "store to the network (a warning says so).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="Port to listen on.")
+@click.option("--results", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              default=None, help="Also show this results directory's tables, plots and "
+                                 "summaries (the pipeline's `results:` folder).")
 @click.option("--sql-seconds", type=click.FloatRange(0.1, 3600), default=10.0,
               show_default=True, help="Time limit of a query in the SQL box.")
-def serve(store: Path, host: str, port: int, sql_seconds: float) -> None:
-    """Serve a read-only web explorer of a store: its overview, instances, zones and cells,
-    and an SQL box, each page's data also as JSON under /api (documented at /api/docs).
+def serve(store: Path, host: str, port: int, results: Path | None, sql_seconds: float,
+          ) -> None:
+    """Serve a read-only web explorer of a store: its overview, instances, zones, cells and
+    corolles, tables and plots, a results directory, and an SQL box; each page's data also
+    as JSON under /api (documented at /api/docs).
 
     Runs until interrupted (Ctrl-C).  Needs the `web` extra: pip install 'e2store[web]'.
     """
@@ -35,7 +40,7 @@ def serve(store: Path, host: str, port: int, sql_seconds: float) -> None:
     except ImportError as exc:
         raise click.ClickException(f"{exc.name} is not installed: pip install "
                                    f"'e2store[web]' for `e2store serve`") from None
-    app = create_app(store, sql_seconds=sql_seconds)
+    app = create_app(store, results=results, sql_seconds=sql_seconds)
     if host not in LOCAL_HOSTS:
         click.echo(f"e2store serve: warning: listening on {host}: anyone who reaches this "
                    f"machine on port {port} can read the store", err=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -31,13 +31,17 @@ from e2store.web.data import (
     overview,
     run_sql,
 )
+from e2store.web.reports import results_file, results_listing, store_tables
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
-def create_app(store: str | Path, *, sql_seconds: float = SQL_SECONDS) -> FastAPI:
-    """The explorer of the store at `store` (StoreError at once if it is none)."""
+def create_app(store: str | Path, *, results: str | Path | None = None,
+               sql_seconds: float = SQL_SECONDS) -> FastAPI:
+    """The explorer of the store at `store` (StoreError at once if it is none), and of the
+    pipeline's `results` directory when given."""
     root = connect(store)  # checks the store now, not at the first request
+    results = None if results is None else Path(results).resolve()
     local = threading.local()  # a DuckDB handle per server thread (`CorolleStore.cursor`)
 
     def handle() -> CorolleStore:
@@ -51,7 +55,8 @@ def create_app(store: str | Path, *, sql_seconds: float = SQL_SECONDS) -> FastAP
     templates = Jinja2Templates(directory=str(TEMPLATES))
 
     def page(request: Request, name: str, data: dict, status: int = 200) -> HTMLResponse:
-        return templates.TemplateResponse(request, name, {"d": data, "store": str(root.root)},
+        return templates.TemplateResponse(request, name, {"d": data, "store": str(root.root),
+                                                          "results": results},
                                           status_code=status)
 
     def failure(request: Request, status: int, message: str):
@@ -142,6 +147,33 @@ def create_app(store: str | Path, *, sql_seconds: float = SQL_SECONDS) -> FastAP
         data = browse(instance, x, y, hamming, offset, size, _optional(slot, "slot"),
                       _optional(placement, "placement"), without, True)
         return page(request, "corolles.html", data)
+
+    # tables, plots and results --------------------------------------------------------------
+    @app.get("/api/tables", tags=["tables"])
+    def api_tables(form: str = "flat") -> dict:
+        """The store's statistics tables of `form`: per metric (corolles, nodes, seconds,
+        bytes per corolle) and hamming, a row per zone cell and a value per board (null:
+        no zone cell there; "missing": not in the store)."""
+        return store_tables(handle(), form, pictures=False)
+
+    @app.get("/tables", response_class=HTMLResponse, include_in_schema=False)
+    def tables_html(request: Request, form: str = "flat"):
+        return page(request, "tables.html", store_tables(handle(), form))
+
+    @app.get("/api/results", tags=["tables"])
+    def api_results() -> dict:
+        """The results directory's CSV tables (parsed), images, JSON and Markdown files."""
+        return results_listing(results)
+
+    @app.get("/results", response_class=HTMLResponse, include_in_schema=False)
+    def results_html(request: Request):
+        return page(request, "results.html", results_listing(results))
+
+    @app.get("/results/files/{path:path}", tags=["tables"])
+    def results_file_get(path: str) -> FileResponse:
+        """One file of the results directory (tables, images, JSON, Markdown only)."""
+        found, media = results_file(results, path)
+        return FileResponse(found, media_type=media)
 
     # SQL ------------------------------------------------------------------------------------
     @app.get("/api/sql", tags=["sql"])

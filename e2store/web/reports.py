@@ -1,0 +1,94 @@
+"""The explorer's tables and plots: the store's statistics tables and growth plots
+(`e2store tables`, `e2store plot`), and the tables, plots and summaries a results
+directory holds (the pipeline's `--results`)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from e2store.errors import MissingError
+from e2store.query import CorolleStore
+from e2store.reports.plots import PLOT_METRICS, plot_metric
+from e2store.reports.tables import MISSING, Table, Uncounted, load_tables
+
+RESULT_FILES = {".csv": "table", ".png": "image", ".svg": "image", ".json": "json",
+                ".md": "text"}
+MAX_RESULT_BYTES = 8 << 20  # a results file bigger than this is listed, not shown
+
+
+def _value(v):
+    """A table value as JSON: a number, null (no zone cell there), "missing" (not in the
+    store) or {"uncounted_stems", "estimate", "rel_error"}."""
+    if v is MISSING:
+        return "missing"
+    if isinstance(v, Uncounted):
+        return {"uncounted_stems": v.stems, "estimate": v.estimate, "rel_error": v.rel_error}
+    return v
+
+
+def table_json(t: Table) -> dict:
+    """One statistics table as JSON: a row per zone cell, a value per board column."""
+    return {"metric": t.metric, "hamming": t.hamming, "form": t.form,
+            "columns": list(t.labels),
+            "rows": [{"x": x, "y": y, "values": [_value(v) for v in row]}
+                     for (x, y), row in zip(t.cells, t.values, strict=True)]}
+
+
+def figure_svg(fig) -> str:
+    """A matplotlib figure as SVG text (for inline pictures)."""
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    return buf.getvalue()
+
+
+def store_tables(store: CorolleStore, form: str = "flat", *, pictures: bool = True) -> dict:
+    """The store's tables of `form` (corolles, nodes, seconds, bytes per hamming: what
+    `e2store tables` writes) and, with `pictures`, the growth plots (`e2store plot`) as
+    inline SVG."""
+    tables = load_tables(store.root, form=form)
+    out = {"form": form, "tables": [table_json(t) for t in tables]}
+    if pictures:
+        out["plots"] = {m: figure_svg(plot_metric(tables, m)) for m in PLOT_METRICS
+                        if any(t.metric == m for t in tables)}
+    return out
+
+
+def results_listing(results: Path | None) -> dict:
+    """The files of a results directory the explorer shows: CSV tables (parsed), images,
+    JSON summaries and Markdown, by path relative to it."""
+    if results is None:
+        raise MissingError("no results directory: start the server with `e2store serve "
+                           "--results DIR` (the pipeline's results folder)")
+    files = []
+    base = results.resolve()
+    for path in sorted(results.rglob("*")):
+        kind = RESULT_FILES.get(path.suffix.lower())
+        rel = path.relative_to(results)
+        if (kind is None or not path.is_file() or any(p.startswith(".") for p in rel.parts)
+                or not path.resolve().is_relative_to(base)):  # a link out is not shown
+            continue
+        entry = {"path": str(rel), "kind": kind, "bytes": path.stat().st_size}
+        if kind == "table" and entry["bytes"] <= MAX_RESULT_BYTES:
+            with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+                rows = list(csv.reader(fh))
+            entry["header"], entry["rows"] = (rows[0], rows[1:]) if rows else ([], [])
+        files.append(entry)
+    return {"results": str(results), "files": files}
+
+
+def results_file(results: Path | None, rel: str) -> tuple[Path, str]:
+    """The file `rel` of the results directory, and its media type: only the kinds
+    `results_listing` shows, and never outside the directory (MissingError)."""
+    if results is None:
+        raise MissingError("no results directory: start the server with --results DIR")
+    base = results.resolve()
+    path = (base / rel).resolve()
+    kind = RESULT_FILES.get(path.suffix.lower())
+    if (not path.is_relative_to(base) or kind is None or not path.is_file()
+            or any(p.startswith(".") for p in path.relative_to(base).parts)):
+        raise MissingError(f"no such results file: {rel!r}")
+    media = {".csv": "text/csv", ".png": "image/png", ".svg": "image/svg+xml",
+             ".json": "application/json", ".md": "text/markdown"}[path.suffix.lower()]
+    return path, media
