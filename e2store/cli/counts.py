@@ -26,6 +26,7 @@ from e2store.cli.options import (
     load_instance,
     output_option,
     records_option,
+    status_option,
     threads_option,
 )
 
@@ -110,6 +111,7 @@ def _cells(inst, hamming: int, at: tuple = ()) -> list[tuple[int, int]]:
               "distinct_h<h>, distinct_raw_h<h>, distinct_seconds_h<h>.")
 @threads_option
 @json_option("One JSON object per zone on stdout.")
+@status_option("tabulate")
 def tabulate(instances: tuple[Path, ...], fmt: str, sides: str | None, size: Size | None,
              hammings: tuple[int, ...], at: tuple, records: Path, shard_stems: int,
              max_shards: int, max_stems: float | None, output: Path | None, threads: int,

@@ -321,3 +321,27 @@ def records_option(required: bool = True) -> Callable:
 def examples(*lines: str) -> str:
     """An epilog: `Examples:` and the command lines, kept as they are."""
     return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def status_option(command_name: str) -> Callable:
+    """`--status FILE`: keep FILE (JSON) up to date with the run's progress, rate, ETA and
+    what it found so far, every few seconds and once at its end (`e2store.progress.
+    status_file`; `e2store serve --status FILE` shows it).  Put it right above the
+    function: it wraps the command's body."""
+    import functools
+
+    def deco(f: Callable) -> Callable:
+        @functools.wraps(f)
+        def wrapper(*args: Any, status: Path | None = None, **kw: Any) -> Any:
+            from e2store.progress import status_file
+
+            with status_file(status, command_name):
+                return f(*args, **kw)
+
+        return click.option(
+            "--status", type=click.Path(dir_okay=False, path_type=Path), default=None,
+            metavar="FILE", help="Keep FILE (JSON) up to date with the run's progress, "
+            "rate, ETA and what it found so far (every 2 s, and at its end), for "
+            "`e2store serve --status FILE` or a script.")(wrapper)
+
+    return deco

@@ -23,6 +23,7 @@ from e2store.cli.options import (
     json_option,
     load_instance,
     output_option,
+    status_option,
     store_option,
 )
 
@@ -105,6 +106,7 @@ from e2store.cli.options import (
               help="With --estimate: sample the prefixes of the first K free cells (default: "
               "the first depth with 10 M of them); deeper makes each sampled subtree smaller, "
               "which big boards need.")
+@status_option("solve")
 def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
               first: bool, no_break: bool, seed_file: str | None, output: Path | None,
               keep: int, max_nodes: int | None, as_json: bool, openings_file: Path | None = None,

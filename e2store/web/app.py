@@ -11,6 +11,7 @@ server keeps running.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 from fastapi import FastAPI, Query, Request
@@ -32,14 +33,18 @@ from e2store.web.data import (
     run_sql,
 )
 from e2store.web.reports import results_file, results_listing, store_tables
+from e2store.web.status import run_status
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 def create_app(store: str | Path, *, results: str | Path | None = None,
-               sql_seconds: float = SQL_SECONDS) -> FastAPI:
-    """The explorer of the store at `store` (StoreError at once if it is none), and of the
-    pipeline's `results` directory when given."""
+               status: Iterable[str | Path] = (), sql_seconds: float = SQL_SECONDS,
+               ) -> FastAPI:
+    """The explorer of the store at `store` (StoreError at once if it is none), of the
+    pipeline's `results` directory when given, and of the long runs `status` names (status
+    files of `--status FILE`, or Snakemake working directories)."""
+    followed = [Path(p) for p in status]
     root = connect(store)  # checks the store now, not at the first request
     results = None if results is None else Path(results).resolve()
     local = threading.local()  # a DuckDB handle per server thread (`CorolleStore.cursor`)
@@ -174,6 +179,17 @@ def create_app(store: str | Path, *, results: str | Path | None = None,
         """One file of the results directory (tables, images, JSON, Markdown only)."""
         found, media = results_file(results, path)
         return FileResponse(found, media_type=media)
+
+    # long runs ------------------------------------------------------------------------------
+    @app.get("/api/status", tags=["status"])
+    def api_status() -> dict:
+        """Each followed run: its state (running, done, failed, interrupted, stale, not
+        started), its tasks (done, total, rate, ETA, found so far) and its error if any."""
+        return {"runs": [run_status(p) for p in followed]}
+
+    @app.get("/status", response_class=HTMLResponse, include_in_schema=False)
+    def status_html(request: Request):
+        return page(request, "status.html", {"runs": [run_status(p) for p in followed]})
 
     # SQL ------------------------------------------------------------------------------------
     @app.get("/api/sql", tags=["sql"])
