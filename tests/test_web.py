@@ -64,6 +64,10 @@ def test_instance_and_cell_pages(served):
     zm = zone_map(5, 4, 1)
     assert got["hamming"] == 1 and got["hammings"] == [1, 2]
     assert [z["canonical"] for z in got["zones"]] == [[z.x, z.y] for z in zm.zones]
+    assert [z["corolles"] for z in got["zones"]] == [
+        store.read_record(root, inst.id, 1, z.id, 0, "flat")["corolles"] for z in zm.zones]
+    h2 = client.get(f"/api/instances/{inst.id}", params={"hamming": 2}).json()["zones"]
+    assert [z["corolles"] is None for z in h2] == [z["zone"] > 1 for z in h2]  # zones 0, 1
     page = client.get(f"/instances/{inst.id}", params={"hamming": 2})
     assert page.status_code == 200 and 'id="zone-4-3"' in page.text  # the clickable map
     for x, y in [(0, 0), (2, 1), (4, 3)]:

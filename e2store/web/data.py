@@ -63,13 +63,13 @@ def instance_page(store: CorolleStore, instance_id: str, hamming: int | None = N
         raise ZoneError(f"hamming {h} is not one the store holds for {instance_id} "
                         f"(it holds {', '.join(map(str, hammings)) or 'none'})")
     zm = zone_map(inst.width, inst.height, h)
-    stats = store.zone_stats(instance_id, h).to_pylist()
+    stats = {r["zone"]: r for r in store.zone_stats(instance_id, h).to_pylist()}
     out = {"instance": instance_id, "name": inst.name, "width": inst.width,
            "height": inst.height, "hamming": h, "hammings": hammings,
            "stats": instance_stats(inst), "has_solution": inst.solution is not None,
-           "zones": [{"zone": z.id, "canonical": [z.x, z.y], "cells": len(z.members)}
-                     for z in zm.zones],
-           "zone_stats": stats}
+           "zones": [{"zone": z.id, "canonical": [z.x, z.y], "cells": len(z.members),
+                      "corolles": stats.get(z.id, {}).get("corolles"),
+                      "forms": stats.get(z.id, {}).get("forms", [])} for z in zm.zones]}
     if pictures:
         out["svg"] = {"pieces": svg_pieces(inst), "zones": svg_zone_map(zm),
                       "board": svg_board(inst) if inst.solution is not None else None}
