@@ -70,6 +70,7 @@ def test_instance_and_cell_pages(served):
     assert [z["corolles"] is None for z in h2] == [z["zone"] > 1 for z in h2]  # zones 0, 1
     page = client.get(f"/instances/{inst.id}", params={"hamming": 2})
     assert page.status_code == 200 and 'id="zone-4-3"' in page.text  # the clickable map
+    assert 'id="stats"' in page.text and got["stats"]["pieces"] == 20
     for x, y in [(0, 0), (2, 1), (4, 3)]:
         cell = client.get(f"/api/instances/{inst.id}/cells/{x}/{y}").json()
         for row in cell["hammings"]:
@@ -232,3 +233,20 @@ def test_concurrent_requests_each_get_their_answer(served):
 def test_serve_refuses_what_is_no_store(tmp_path):
     r = CliRunner().invoke(main, ["serve", "--store", str(tmp_path / "none")])
     assert r.exit_code == 2 and "manifest" in r.output
+
+
+def test_serve_listens_locally_unless_told(served, monkeypatch):
+    """`e2store serve` hands the app to uvicorn on 127.0.0.1:8765 by default, and warns when
+    another address serves the store to the network."""
+    import uvicorn
+
+    _, root, _ = served
+    calls = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.append(kw))
+    r = CliRunner().invoke(main, ["serve", "--store", str(root)])
+    assert r.exit_code == 0 and "warning" not in r.output
+    assert calls[-1]["host"] == "127.0.0.1" and calls[-1]["port"] == 8765
+    r = CliRunner().invoke(main, ["serve", "--store", str(root), "--host", "0.0.0.0",
+                                  "--port", "9001"])
+    assert r.exit_code == 0 and "warning: listening on 0.0.0.0" in r.output
+    assert calls[-1]["host"] == "0.0.0.0" and calls[-1]["port"] == 9001
