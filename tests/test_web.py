@@ -250,3 +250,28 @@ def test_serve_listens_locally_unless_told(served, monkeypatch):
                                   "--port", "9001"])
     assert r.exit_code == 0 and "warning: listening on 0.0.0.0" in r.output
     assert calls[-1]["host"] == "0.0.0.0" and calls[-1]["port"] == 9001
+
+
+def test_count_tables_of_a_records_directory(served, tmp_path):
+    """`--records DIR`: the exact count tables of `tabulate`'s records, equal to the store's
+    corolles per zone; an instance the store does not hold is skipped, named."""
+    from e2store.instance.e2sfile import write_e2store
+
+    _, root, inst = served
+    src = tmp_path / "i.e2s"
+    write_e2store(inst, src)
+    records = tmp_path / "records"
+    r = CliRunner().invoke(main, ["tabulate", str(src), "--hamming", "1", "--records",
+                                  str(records)])
+    assert r.exit_code == 0, r.output
+    (records / "other-0123456789ab" / "h1").mkdir(parents=True)
+    with TestClient(create_app(root, records=records)) as client:
+        got = client.get("/api/counts").json()
+        page = client.get("/counts")
+    assert got["skipped"] == ["other-0123456789ab"]
+    table = next(t for t in got["tables"] if t["metric"] == "corolles" and t["hamming"] == 1)
+    want = {(z.x, z.y): store.read_record(root, inst.id, 1, z.id, 0, "flat")["corolles"]
+            for z in zone_map(5, 4, 1).zones}
+    assert {(r["x"], r["y"]): r["values"][0] for r in table["rows"]} == want
+    assert page.status_code == 200 and 'id="plot-corolles"' in page.text
+    assert "other-0123456789ab" in page.text

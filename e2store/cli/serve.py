@@ -23,17 +23,20 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 @click.option("--results", type=click.Path(exists=True, file_okay=False, path_type=Path),
               default=None, help="Also show this results directory's tables, plots and "
                                  "summaries (the pipeline's `results:` folder).")
+@click.option("--records", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              default=None, help="Also show the count tables of this count-records "
+                                 "directory (`e2store tabulate --records DIR`).")
 @click.option("--status", "status", multiple=True,
               type=click.Path(path_type=Path), metavar="FILE|DIR",
               help="Follow a long run: a status file (`solve`/`tabulate --status FILE`) or a "
                    "Snakemake working directory; repeatable.  Shown at /status.")
 @click.option("--sql-seconds", type=click.FloatRange(0.1, 3600), default=10.0,
               show_default=True, help="Time limit of a query in the SQL box.")
-def serve(store: Path, host: str, port: int, results: Path | None, status: tuple[Path, ...],
-          sql_seconds: float) -> None:
+def serve(store: Path, host: str, port: int, results: Path | None, records: Path | None,
+          status: tuple[Path, ...], sql_seconds: float) -> None:
     """Serve a read-only web explorer of a store: its overview, instances, zones, cells and
-    corolles, tables and plots, a results directory, the status of long runs, and an SQL
-    box; each page's data also as JSON under /api (documented at /api/docs).
+    corolles, tables and plots, count tables, a results directory, the status of long runs,
+    and an SQL box; each page's data also as JSON under /api (documented at /api/docs).
 
     Runs until interrupted (Ctrl-C).  Needs the `web` extra: pip install 'e2store[web]'.
     """
@@ -44,7 +47,8 @@ def serve(store: Path, host: str, port: int, results: Path | None, status: tuple
     except ImportError as exc:
         raise click.ClickException(f"{exc.name} is not installed: pip install "
                                    f"'e2store[web]' for `e2store serve`") from None
-    app = create_app(store, results=results, status=status, sql_seconds=sql_seconds)
+    app = create_app(store, results=results, records=records, status=status,
+                     sql_seconds=sql_seconds)
     if host not in LOCAL_HOSTS:
         click.echo(f"e2store serve: warning: listening on {host}: anyone who reaches this "
                    f"machine on port {port} can read the store", err=True)

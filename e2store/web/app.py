@@ -32,19 +32,21 @@ from e2store.web.data import (
     overview,
     run_sql,
 )
-from e2store.web.reports import results_file, results_listing, store_tables
+from e2store.web.reports import records_tables, results_file, results_listing, store_tables
 from e2store.web.status import run_status
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 def create_app(store: str | Path, *, results: str | Path | None = None,
-               status: Iterable[str | Path] = (), sql_seconds: float = SQL_SECONDS,
-               ) -> FastAPI:
+               records: str | Path | None = None, status: Iterable[str | Path] = (),
+               sql_seconds: float = SQL_SECONDS) -> FastAPI:
     """The explorer of the store at `store` (StoreError at once if it is none), of the
-    pipeline's `results` directory when given, and of the long runs `status` names (status
-    files of `--status FILE`, or Snakemake working directories)."""
+    pipeline's `results` directory and a count-`records` directory when given, and of the
+    long runs `status` names (status files of `--status FILE`, or Snakemake working
+    directories)."""
     followed = [Path(p) for p in status]
+    records = None if records is None else Path(records)
     root = connect(store)  # checks the store now, not at the first request
     results = None if results is None else Path(results).resolve()
     local = threading.local()  # a DuckDB handle per server thread (`CorolleStore.cursor`)
@@ -61,7 +63,8 @@ def create_app(store: str | Path, *, results: str | Path | None = None,
 
     def page(request: Request, name: str, data: dict, status: int = 200) -> HTMLResponse:
         return templates.TemplateResponse(request, name, {"d": data, "store": str(root.root),
-                                                          "results": results},
+                                                          "results": results,
+                                                          "records": records},
                                           status_code=status)
 
     def failure(request: Request, status: int, message: str):
@@ -164,6 +167,17 @@ def create_app(store: str | Path, *, results: str | Path | None = None,
     @app.get("/tables", response_class=HTMLResponse, include_in_schema=False)
     def tables_html(request: Request, form: str = "flat"):
         return page(request, "tables.html", store_tables(handle(), form))
+
+    @app.get("/api/counts", tags=["tables"])
+    def api_counts() -> dict:
+        """The exact count tables (corolles, seconds) of the count-records directory, for
+        the instances the store holds (`skipped`: the others)."""
+        return records_tables(handle(), records, pictures=False)
+
+    @app.get("/counts", response_class=HTMLResponse, include_in_schema=False)
+    def counts_html(request: Request):
+        data = records_tables(handle(), records)
+        return page(request, "tables.html", {**data, "heading": "Count tables"})
 
     @app.get("/api/results", tags=["tables"])
     def api_results() -> dict:

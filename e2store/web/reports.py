@@ -1,6 +1,7 @@
 """The explorer's tables and plots: the store's statistics tables and growth plots
-(`e2store tables`, `e2store plot`), and the tables, plots and summaries a results
-directory holds (the pipeline's `--results`)."""
+(`e2store tables`, `e2store plot`), the count tables of a count-records directory
+(`e2store tabulate --records`), and the tables, plots and summaries a results directory
+holds (the pipeline's `--results`)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ import csv
 import io
 from pathlib import Path
 
-from e2store.errors import MissingError
+from e2store.counts.shards import count_tables
+from e2store.errors import MissingError, MissingInstanceError
 from e2store.query import CorolleStore
 from e2store.reports.plots import PLOT_METRICS, plot_metric
-from e2store.reports.tables import MISSING, Table, Uncounted, load_tables
+from e2store.reports.tables import MISSING, Table, Uncounted, load_tables, store_boards
 
 RESULT_FILES = {".csv": "table", ".png": "image", ".svg": "image", ".json": "json",
                 ".md": "text"}
@@ -52,6 +54,34 @@ def store_tables(store: CorolleStore, form: str = "flat", *, pictures: bool = Tr
     if pictures:
         out["plots"] = {m: figure_svg(plot_metric(tables, m)) for m in PLOT_METRICS
                         if any(t.metric == m for t in tables)}
+    return out
+
+
+def records_tables(store: CorolleStore, records: Path | None, *,
+                   pictures: bool = True) -> dict:
+    """The exact count tables (corolles and seconds per zone cell and board) of the count
+    records under `records` (`records/<instance>/h<h>/<x>-<y>/shard-*.json`), for the
+    instances the store holds (their boards come from it; the others are listed as
+    skipped), and the growth plot of the corolles."""
+    if records is None:
+        raise MissingError("no count-records directory: start the server with `e2store "
+                           "serve --records DIR` (what `e2store tabulate --records` fills)")
+    found = {d.name: sorted(int(h.name[1:]) for h in d.glob("h*") if h.name[1:].isdigit())
+             for d in sorted(records.iterdir()) if d.is_dir() and not d.name.startswith(".")}
+    held, skipped = [], []
+    for iid in found:
+        try:
+            held.append((iid, store.instance(iid)))
+        except MissingInstanceError:
+            skipped.append(iid)
+    hammings = sorted({h for iid, _ in held for h in found[iid]})
+    boards = store_boards(store.root, [iid for iid, _ in held])
+    tables = count_tables(records, [(boards[iid], inst) for iid, inst in held], hammings)
+    out = {"records": str(records), "skipped": skipped,
+           "tables": [table_json(t) for t in tables]}
+    if pictures:
+        out["plots"] = ({"corolles": figure_svg(plot_metric(tables, "corolles"))}
+                        if tables else {})
     return out
 
 
