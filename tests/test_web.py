@@ -109,6 +109,13 @@ def test_corolle_browser_pages_and_filters(served):
                                   "without": ",".join(map(str, without))}).json()
     assert got["total"] == int(keep.sum()) > 0
     assert got["corolles"] == rows[keep][:100].tolist()
+    again = client.get(url, params={"hamming": 2, "size": 2, "offset": 1, "slot": slot,
+                                    "placement": placement,
+                                    "without": ",".join(map(str, without))}).json()
+    assert again["total"] == got["total"]  # kept from the first scan
+    assert again["corolles"] == rows[keep][1:3].tolist()
+    last = client.get(url, params={"hamming": 2, "offset": len(rows) - 1}).json()
+    assert last["corolles"] == rows[-1:].tolist()  # the last row group, read alone
     page = client.get(f"/instances/{inst.id}/cells/{x}/{y}/corolles",
                       params={"hamming": 2, "offset": 0, "slot": "", "placement": ""})
     assert page.status_code == 200 and page.text.count('class="svg corolle"') == min(
@@ -275,3 +282,25 @@ def test_count_tables_of_a_records_directory(served, tmp_path):
     assert {(r["x"], r["y"]): r["values"][0] for r in table["rows"]} == want
     assert page.status_code == 200 and 'id="plot-corolles"' in page.text
     assert "other-0123456789ab" in page.text
+
+
+def test_corolle_pages_across_files(tmp_path):
+    """A partition cut into files of 37 rows: every window of the browser, plain and
+    filtered, is the partition's rows read whole."""
+    inst = random_instance(5, 4, 3)
+    root = tmp_path / "store"
+    store.enumerate_store(root, inst, 2, [1], rows_per_file=37)
+    zone = zone_map(5, 4, 2).zones[1]
+    rows, _ = store.read_partition(root, inst.id, 2, 1, 0)
+    assert len(store.read_record(root, inst.id, 2, 1, 0, "flat")["files"]) > 3
+    url = f"/api/instances/{inst.id}/cells/{zone.x}/{zone.y}/corolles"
+    piece = int(rows[0, 0]) >> 2 if rows[0, 0] >= 0 else int(rows[0, 1]) >> 2
+    kept = rows[~np.isin(np.where(rows >= 0, rows >> 2, -1), [piece]).any(axis=1)]
+    with TestClient(create_app(root)) as client:
+        for offset in range(0, len(rows) + 20, 17):
+            got = client.get(url, params={"hamming": 2, "offset": offset, "size": 20}).json()
+            assert got["corolles"] == rows[offset:offset + 20].tolist(), offset
+            got = client.get(url, params={"hamming": 2, "offset": offset, "size": 20,
+                                          "without": str(piece)}).json()
+            assert got["total"] == len(kept)
+            assert got["corolles"] == kept[offset:offset + 20].tolist(), offset

@@ -10,6 +10,7 @@ server keeps running.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -56,6 +57,16 @@ def create_app(store: str | Path, *, results: str | Path | None = None,
             local.store = root.cursor()
         return local.store
 
+    @functools.lru_cache(maxsize=256)
+    def _snapshot(fn, *args, **kw) -> dict:
+        return fn(handle(), *args, **kw)
+
+    def snapshot(fn, *args, **kw) -> dict:
+        """`fn(store, ...)` computed once per server: the store is seen as it was when the
+        server started (the handle's manifest), so a page of it does not change; errors
+        are not kept."""
+        return _snapshot(fn, *args, **kw)
+
     app = FastAPI(title="e2store explorer", docs_url="/api/docs", redoc_url=None,
                   openapi_url="/api/openapi.json",
                   description=f"A read-only view of the corolle store {root.root}.")
@@ -97,22 +108,22 @@ def create_app(store: str | Path, *, results: str | Path | None = None,
     def api_summary() -> dict:
         """The store: format version, checksum, totals, per instance/hamming/form figures
         (what `e2store summary` prints) and the instances it holds."""
-        return overview(handle())
+        return snapshot(overview)
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def home(request: Request):
-        return page(request, "overview.html", overview(handle()))
+        return page(request, "overview.html", snapshot(overview))
 
     # instances and cells ------------------------------------------------------------------
     @app.get("/api/instances/{instance}", tags=["instances"])
     def api_instance(instance: str, hamming: int | None = None) -> dict:
         """An instance: statistics, zones of `hamming` (default: the lowest stored) and their
         figures per form."""
-        return instance_page(handle(), instance, hamming, pictures=False)
+        return snapshot(instance_page, instance, hamming, pictures=False)
 
     @app.get("/instances/{instance}", response_class=HTMLResponse, include_in_schema=False)
     def instance_html(request: Request, instance: str, hamming: int | None = None):
-        return page(request, "instance.html", instance_page(handle(), instance, hamming))
+        return page(request, "instance.html", snapshot(instance_page, instance, hamming))
 
     @app.get("/api/instances/{instance}/cells/{x}/{y}", tags=["instances"])
     def api_cell(instance: str, x: int, y: int) -> dict:
@@ -162,11 +173,11 @@ def create_app(store: str | Path, *, results: str | Path | None = None,
         """The store's statistics tables of `form`: per metric (corolles, nodes, seconds,
         bytes per corolle) and hamming, a row per zone cell and a value per board (null:
         no zone cell there; "missing": not in the store)."""
-        return store_tables(handle(), form, pictures=False)
+        return snapshot(store_tables, form, pictures=False)
 
     @app.get("/tables", response_class=HTMLResponse, include_in_schema=False)
     def tables_html(request: Request, form: str = "flat"):
-        return page(request, "tables.html", store_tables(handle(), form))
+        return page(request, "tables.html", snapshot(store_tables, form))
 
     @app.get("/api/counts", tags=["tables"])
     def api_counts() -> dict:

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Iterable
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 from e2store.errors import E2StoreError, MissingZoneError, ZoneError
@@ -18,6 +19,7 @@ from e2store.instance.stats import instance_stats
 from e2store.query import CorolleStore
 from e2store.reports.render import svg_board, svg_corolle, svg_pieces, svg_zone_map
 from e2store.reports.summary import summarize
+from e2store.store.read import checked_paths
 from e2store.web.pictures import svg_slot_heat
 from e2store.zones.geometry import n_slots
 from e2store.zones.zonemap import zone_map
@@ -174,29 +176,82 @@ def corolles_page(store: CorolleStore, instance_id: str, hamming: int, x: int, y
     if offset < 0 or not 1 <= size <= 100:
         raise ZoneError(f"offset {offset} and size {size}: expected offset >= 0 and "
                         f"1 <= size <= 100")
-    conds = ["instance = ?", "hamming = ?", "zone = ?", "rotation = ?"]
-    params: list = [instance_id, hamming, zone, rot]
-    if slot is not None:
-        conds.append(f"s{slot} = ?")
-        params.append(placement)
-    if pieces:
-        plist = ", ".join(map(str, pieces))
-        conds += [f"(s{i} < 0 OR s{i} // 4 NOT IN ({plist}))" for i in range(S)]
-    where = " AND ".join(conds)
-    total = store.sql(f"SELECT count(*) AS n FROM corolles WHERE {where}", params)
-    cols = ", ".join(f"s{i}" for i in range(S))
-    page = store.sql(f"SELECT {cols} FROM corolles WHERE {where} LIMIT {size} OFFSET "
-                     f"{offset}", params)
-    rows = [[int(v) for v in r.values()] for r in page.to_pylist()]
+    keep = None
+    if slot is not None or pieces:
+        def keep(block: np.ndarray) -> np.ndarray:
+            ok = np.ones(len(block), dtype=bool)
+            if slot is not None:
+                ok &= block[:, slot] == placement
+            if pieces:
+                ok &= ~np.isin(np.where(block >= 0, block >> 2, -1), pieces).any(axis=1)
+            return ok
+    rows, total = _page(store, (instance_id, hamming, zone, rot), offset, size, keep,
+                        (slot, placement, tuple(pieces)))
     card = store.cardinality(instance_id, hamming, zone, rot).column("pieces").to_pylist()
     out = {"instance": instance_id, "hamming": hamming, "x": x, "y": y, "zone": zone,
            "rotation": rot, "offset": offset, "size": size, "slot": slot,
            "placement": placement, "without": pieces,
-           "total": int(total.column("n")[0].as_py()), "corolles": rows,
+           "total": total, "corolles": rows,
            "cardinality": card}
     if pictures:
         out["svg"] = {"corolles": [svg_corolle(inst, hamming, r, x, y,
                                                title=f"corolle {offset + i}")
                                    for i, r in enumerate(rows)],
                       "cardinality": svg_slot_heat(inst, hamming, card, x, y)}
+    return out
+
+
+_TOTALS: dict[tuple, int] = {}  # matching corolles per (store, partition, filter): a scan each
+
+
+def _page(store: CorolleStore, key: tuple[str, int, int, int], offset: int, size: int,
+          keep, filter_key: tuple) -> tuple[list[list[int]], int]:
+    """Rows `offset .. offset+size` of a flat partition (among those `keep` accepts), read
+    from its files directly: without a filter only the row groups holding them (the total
+    is the record's), with one a scan of every row group (its total kept for next time).
+    Each file is checked against its record first (`checked_paths`: SHA-256, metadata,
+    counts; page CRCs as read)."""
+    S = n_slots(key[1])
+    cols = [f"s{i}" for i in range(S)]
+    out: list[np.ndarray] = []
+    want = size
+    if keep is None:
+        total = int(store.probe_partition(*key, "flat")["rows"])
+        start = 0
+        for _, pf in checked_paths(store.root, *key, "flat"):
+            for g in range(pf.num_row_groups):
+                n = pf.metadata.row_group(g).num_rows
+                if want and start + n > offset:
+                    block = _block(pf.read_row_group(g, columns=cols), S)
+                    lo = max(0, offset - start)
+                    out.append(block[lo:lo + want])
+                    want -= len(out[-1])
+                start += n
+            if not want:
+                break
+        return [r.tolist() for r in out for r in r], total
+    cache = (str(store.root), store.manifest["checksum"], key, filter_key)
+    seen = 0
+    for _, pf in checked_paths(store.root, *key, "flat"):
+        if not want and cache in _TOTALS:
+            break
+        for g in range(pf.num_row_groups):
+            if not want and cache in _TOTALS:
+                break
+            block = _block(pf.read_row_group(g, columns=cols), S)
+            match = block[keep(block)]
+            if want and seen + len(match) > offset:
+                lo = max(0, offset - seen)
+                out.append(match[lo:lo + want])
+                want -= len(out[-1])
+            seen += len(match)
+    if want or cache not in _TOTALS:
+        _TOTALS[cache] = seen  # the scan went to the end
+    return [r.tolist() for r in out for r in r], _TOTALS[cache]
+
+
+def _block(t: pa.Table, S: int) -> np.ndarray:
+    out = np.empty((len(t), S), dtype=np.int16)
+    for i in range(S):
+        out[:, i] = t.column(i).to_numpy()
     return out
