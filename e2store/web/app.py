@@ -58,14 +58,11 @@ def create_app(store: str | Path, *, results: str | Path | None = None,
         return local.store
 
     @functools.lru_cache(maxsize=256)
-    def _snapshot(fn, *args, **kw) -> dict:
-        return fn(handle(), *args, **kw)
-
     def snapshot(fn, *args, **kw) -> dict:
         """`fn(store, ...)` computed once per server: the store is seen as it was when the
         server started (the handle's manifest), so a page of it does not change; errors
         are not kept."""
-        return _snapshot(fn, *args, **kw)
+        return fn(handle(), *args, **kw)
 
     app = FastAPI(title="e2store explorer", docs_url="/api/docs", redoc_url=None,
                   openapi_url="/api/openapi.json",
