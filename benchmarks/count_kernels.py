@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from _data import piece_file
 from _host import cpu_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,10 +37,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--emit", action="store_true", help="also time the emitters")
     args = ap.parse_args()
-    path = args.shared / "instances" / "benchmark" / f"pieces_{args.size}x{args.size}.txt"
-    if not path.exists():
-        print(f"benchmark instance not found: {path} (give --shared)", file=sys.stderr)
-        return 2
+    path = piece_file(args.shared, f"{args.size}x{args.size}")
 
     from e2store.corolles import _kernels
     from e2store.corolles.enumerate import (

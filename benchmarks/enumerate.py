@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _data import piece_file
 from _fresh import in_fresh_process
 from _host import cpu_model
 
@@ -102,10 +103,7 @@ def main() -> int:
                     help="run each case this many times (fresh processes, alternating "
                          "cases), keep the fastest: this host's timings vary by 10-20%%")
     args = ap.parse_args()
-    path = args.shared / "instances" / "benchmark" / "pieces_6x6.txt"
-    if not path.exists():
-        print(f"benchmark instance not found: {path} (give --shared)", file=sys.stderr)
-        return 2
+    path = piece_file(args.shared, "6x6")
     cases = [("count", 1, None, 1, "-"), ("write", 1, None, 1, "all"),
              ("write", 1, None, 2, "all")]
     if not args.quick:

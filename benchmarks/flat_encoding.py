@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _data import piece_file
 from _host import cpu_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,10 +34,7 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=0, help="at most this many rows (0: all)")
     ap.add_argument("--repeat", type=int, default=2)
     args = ap.parse_args()
-    path = args.shared / "instances" / "benchmark" / "pieces_6x6.txt"
-    if not path.exists():
-        print(f"benchmark instance not found: {path} (give --shared)", file=sys.stderr)
-        return 2
+    path = piece_file(args.shared, "6x6")
 
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _data import piece_file
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -51,10 +53,7 @@ def main() -> int:
     from e2store.store.build import enumerate_store
     from e2store.store.read import read_manifest
 
-    path = args.shared / "instances" / "benchmark" / "pieces_5x5.txt"
-    if not path.exists():
-        print(f"benchmark instance not found: {path} (give --shared)", file=sys.stderr)
-        return 2
+    path = piece_file(args.shared, "5x5")
     inst = read_instance(path)
     root = args.store or Path(tempfile.mkdtemp(prefix="e2open-"))
     t0 = time.perf_counter()

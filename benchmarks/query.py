@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _data import piece_file
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,10 +37,7 @@ def main() -> int:
     from e2store.store.write import write_instance_file, write_manifest
     from e2store.zones.zonemap import zone_map
 
-    path = args.shared / "instances" / "benchmark" / "pieces_6x6.txt"
-    if not path.exists():
-        print(f"benchmark instance not found: {path} (give --shared)", file=sys.stderr)
-        return 2
+    path = piece_file(args.shared, "6x6")
     inst = read_instance(path)
     root = args.store or Path(tempfile.mkdtemp(prefix="e2query-"))
     t0 = time.perf_counter()

@@ -22,6 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from _data import piece_file
 from _host import cpu_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,10 +35,7 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--store", type=Path, default=None)
     args = ap.parse_args()
-    path = args.shared / "instances" / "benchmark" / "pieces_6x6.txt"
-    if not path.exists():
-        print(f"benchmark instance not found: {path} (give --shared)", file=sys.stderr)
-        return 2
+    path = piece_file(args.shared, "6x6")
     import httpx
     import uvicorn
 

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _data import piece_file
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMS = ("cartesian", "prefix", "flat")
@@ -75,10 +76,7 @@ def main() -> int:
     if args.only:
         cases = [c for c in cases if c[0] == args.only]
     for size, h in cases:
-        path = args.shared / "instances" / "benchmark" / f"pieces_{size}.txt"
-        if not path.exists():
-            print(f"benchmark instance not found: {path} (give --shared)", file=sys.stderr)
-            return 2
+        path = piece_file(args.shared, size)
         inst = read_instance(path)
         zm = zone_map(inst.width, inst.height, h)
         zones = [dataclasses.replace(z, members=tuple(m for m in z.members if m.rotation == 0))
