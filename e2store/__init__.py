@@ -9,11 +9,12 @@ for queries, `e2store.dataset(store, form, hamming)` gives one form to any Arrow
 __version__ = "0.1.0"
 
 
-def connect(root, database: str = ":memory:"):
-    """Open a corolle store for queries (see `e2store.query`); usable in `with`."""
+def connect(root, database: str = ":memory:", **limits):
+    """Open a corolle store for queries (see `e2store.query`); usable in `with`.  `limits`:
+    `memory_limit` (bytes, default 2 GiB) and `seconds` (each query's, default none)."""
     from e2store.query.handle import connect as _connect
 
-    return _connect(root, database)
+    return _connect(root, database, **limits)
 
 
 def dataset(root, form: str = "flat", hamming: int | None = None):

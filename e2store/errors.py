@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 
 class E2StoreError(Exception):
     """Base class of every error e2store raises on purpose."""
@@ -36,6 +38,22 @@ class StoreError(E2StoreError, OSError):
 
 class StoreVersionError(StoreError):
     """A store of an older format version: the message names the command that migrates it."""
+
+
+class DamagedStoreError(StoreError):
+    """A file of the store does not hold what was written (a flipped bit, a truncated or
+    edited file): the message names it, the problem and `e2store verify --repair`."""
+
+    def __init__(self, path: str | os.PathLike, what: str, problem: str,
+                 root: str | os.PathLike | None = None):
+        self.path, self.what, self.problem = str(path), what, problem
+        super().__init__(f"{path}: damaged {what} ({problem}); {repair_hint(root)}")
+
+
+def repair_hint(root: str | os.PathLike | None) -> str:
+    """The command that repairs a damaged file of the store at `root`."""
+    return (f"run `e2store verify --store {root} --repair`" if root is not None
+            else "run `e2store verify --repair` on its store")
 
 
 class MissingError(E2StoreError, KeyError):

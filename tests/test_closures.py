@@ -237,10 +237,17 @@ def test_store_builds_then_reuses_and_detects_damage(tmp_path):
         open_closure(tmp_path, inst)
     with pytest.raises(ClosureError, match="SHA-256"):
         open_closure(tmp_path, inst, copies=2)
-    head["format"] = "e2store-block-closure/1"  # an older format: rebuilt, said so
+    for old in ("e2store-block-closure/1", "e2store-block-closure/2"):  # no digest then:
+        head["format"] = old  # an older format, rebuilt, said so
+        head.pop("digest", None)
+        (tmp_path / "closures" / files[1]).write_text(json.dumps(head))
+        t3 = open_closure(tmp_path, inst, log=logs.append)
+        assert t3.built and "older format" in logs[-2] and np.array_equal(t3.bloom, t1.bloom)
+    head = json.loads((tmp_path / "closures" / files[1]).read_text())
+    head["fillings"] += 1  # a flipped digit of the header: refused, not a wrong table
     (tmp_path / "closures" / files[1]).write_text(json.dumps(head))
-    t3 = open_closure(tmp_path, inst, log=logs.append)
-    assert t3.built and "older format" in logs[-2] and np.array_equal(t3.bloom, t1.bloom)
+    with pytest.raises(ClosureError, match="damaged closure table header"):
+        open_closure(tmp_path, inst)
 
 
 def test_memory_budget_refuses_before_building(tmp_path):

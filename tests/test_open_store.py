@@ -164,6 +164,7 @@ def _to_version_2(root: Path, inst: Instance) -> None:
     for rec_path in sorted(root.glob("*/hamming=*/instance=*/zone=*/rotation=*/_partition*.json")):
         rec = json.loads(rec_path.read_text())
         rec["format_version"] = 2
+        rec.pop("digest")
         if rec["form"] in ("flat", "distinct"):
             fslots, fsides = frontier_layout(rec["hamming"])
             for f in rec["files"]:
@@ -188,7 +189,25 @@ def _to_version_2(root: Path, inst: Instance) -> None:
         rec_path.write_text(json.dumps(rec))
     m = json.loads((root / "manifest.json").read_text())
     m["format_version"] = 2
+    m.pop("digest")
+    for p in m["partitions"]:
+        p["format_version"] = 2
+        p.pop("digest")
     (root / "manifest.json").write_text(json.dumps(m))
+
+
+def _to_version_3(root: Path) -> None:
+    """Write a store's JSON files as version 3 did: no digest, keys in the writer's order."""
+    for rec_path in sorted(root.glob("*/hamming=*/instance=*/zone=*/rotation=*/_partition*.json")):
+        rec = json.loads(rec_path.read_text())
+        rec.pop("digest")
+        rec_path.write_text(json.dumps({**rec, "format_version": 3}, indent=1))
+    m = json.loads((root / "manifest.json").read_text())
+    m.pop("digest")
+    for p in m["partitions"]:
+        p["format_version"] = 3
+        p.pop("digest")
+    (root / "manifest.json").write_text(json.dumps({**m, "format_version": 3}, indent=1))
 
 
 def _to_version_1(root: Path) -> None:
@@ -215,22 +234,27 @@ def _to_version_1(root: Path) -> None:
     (root / "manifest.json").write_text(json.dumps(m))
 
 
-@pytest.mark.parametrize("start", [1, 2])
+@pytest.mark.parametrize("start", [1, 2, 3])
 def test_old_store_is_refused_then_migrated(tmp_path, monkeypatch, start):
-    """A version-1 or -2 store (frontier columns, old layout for 1) is refused, then
-    migrated, killed at several renames and run again: the result verifies, reads the same
-    rows and has the manifest checksum of the store written as version 3 directly."""
-    pristine = tmp_path / "v3"
+    """A version-1, -2 or -3 store (frontier columns, old layout for 1, JSON files without
+    a digest for all) is refused, then migrated, killed at several renames and run again:
+    the result verifies, reads the same rows, and its JSON files are byte for byte those
+    of the store written as version 4 directly (the same data checksum too)."""
+    pristine = tmp_path / "v4"
     inst = _small(pristine, None, forms=("flat", "cartesian", "distinct"))
     checksum = store.read_manifest(pristine)["checksum"]
     want = {f: store.read_partition(pristine, inst.id, 1, 1, 0, f) for f in ("flat", "cartesian")}
     want_d = store.read_distinct(pristine, inst.id, 1, 1, 0)
     old = tmp_path / "old"
     shutil.copytree(pristine, old)
-    _to_version_2(old, inst)
+    if start == 3:
+        _to_version_3(old)
+    else:
+        _to_version_2(old, inst)
+        assert all("f0" in pq.read_schema(p).names for p in old.rglob("part-*.parquet"))
     if start == 1:
         _to_version_1(old)
-    assert all("f0" in pq.read_schema(p).names for p in old.rglob("part-*.parquet"))
+    jsons = {p.relative_to(pristine): p.read_bytes() for p in pristine.rglob("*.json")}
     with pytest.raises(StoreVersionError, match=f"e2store migrate --store {old}"):
         e2store.connect(old)
     with pytest.raises(StoreVersionError, match="e2store migrate"):
@@ -248,6 +272,7 @@ def test_old_store_is_refused_then_migrated(tmp_path, monkeypatch, start):
         assert r.exit_code == 0, r.output
         assert verify_store(root).ok
         assert store.read_manifest(root)["checksum"] == checksum  # same bytes, same paths
+        assert {p.relative_to(root): p.read_bytes() for p in root.rglob("*.json")} == jsons
         for f, rows in want.items():
             got = store.read_partition(root, inst.id, 1, 1, 0, f)
             assert all((a == b).all() for a, b in zip(got, rows, strict=True))

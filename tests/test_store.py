@@ -15,7 +15,7 @@ import naive
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from helpers import Killed, kill_at_replace
+from helpers import Killed, kill_at_replace, write_doc
 
 from e2store import store
 from e2store.corolles.enumerate import count_corolles, enumerate_corolles
@@ -179,7 +179,7 @@ def test_newer_format_and_missing_partition_are_clear_errors(tmp_path):
         store.read_partition(tmp_path, inst.id, 1, 1, 0)
     m = json.loads((tmp_path / store.MANIFEST).read_text())
     m["format_version"] = store.FORMAT_VERSION + 1
-    (tmp_path / store.MANIFEST).write_text(json.dumps(m))
+    write_doc(tmp_path / store.MANIFEST, m)  # a newer e2store's, digest and all
     with pytest.raises(StoreError, match="upgrade e2store"):
         store.read_manifest(tmp_path)
     with pytest.raises(StoreError, match="does not exist"):

@@ -11,12 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from helpers import random_instance, vouch_for
+from helpers import random_instance, vouch_for, write_doc
 
 from e2store.cli import main
 from e2store.errors import StoreError
 from e2store.query.closures import open_closure
 from e2store.store.build import enumerate_store
+from e2store.store.records import doc_digest
 from e2store.store.verify import verify_store
 
 
@@ -86,25 +87,39 @@ def test_damage_reported_on_the_command_line(store):
 
 
 def test_records_and_manifest_tampering(store):
+    """A record or manifest edited without its digest is damaged; one crafted with a fresh
+    digest is checked against the files and the other JSON files (rows, entries, checksum);
+    a garbled manifest is reported (exit 1), not an error, and `--repair` rebuilds it."""
     rec = sorted(store.glob("flat/hamming=*/instance=*/zone=*/rotation=*/_partition.json"))[0]
+    clean_rec = rec.read_bytes()
     m = json.loads(rec.read_text())
     m["files"][0]["rows"] += 1
-    rec.write_text(json.dumps(m))
+    rec.write_text(json.dumps(m, indent=1, sort_keys=True) + "\n")  # the old digest kept
+    problems = [d.line() for d in verify_store(store).damaged]
+    assert problems == [f"{rec.relative_to(store)}: damaged partition record (its content "
+                        f"hashes to {doc_digest(m)[:16]}..., its digest says "
+                        f"{m['digest'][:16]}...)"]
+    write_doc(rec, m)  # crafted: a fresh digest
     manifest = store / "manifest.json"
+    clean_manifest = manifest.read_bytes()
     man = json.loads(manifest.read_text())
     man["checksum"] = "0" * 64
-    manifest.write_text(json.dumps(man))
+    write_doc(manifest, man)
     problems = [d.line() for d in verify_store(store).damaged]
     assert any("rows, the record says" in p for p in problems)
     assert any(p.startswith("manifest.json: entry of") for p in problems)
     assert any(p.startswith("manifest.json: checksum") for p in problems)
     rec.write_text("{not json")
-    assert any("unreadable partition record" in d.problem for d in verify_store(store).damaged)
+    assert any("damaged partition record (not JSON" in d.problem
+               for d in verify_store(store).damaged)
+    rec.write_bytes(clean_rec)
     manifest.write_text("{")
-    with pytest.raises(StoreError, match="unreadable manifest"):
-        verify_store(store)
+    assert [d.path for d in verify_store(store).damaged] == ["manifest.json"]
     out = CliRunner().invoke(main, ["verify", "--store", str(store)])
-    assert out.exit_code == 2 and "Traceback" not in out.output
+    assert out.exit_code == 1 and "Traceback" not in out.output
+    out = CliRunner().invoke(main, ["verify", "--store", str(store), "--repair"])
+    assert out.exit_code == 0, out.output
+    assert manifest.read_bytes() == clean_manifest
 
 
 def test_crafted_cartesian_counts_are_an_error_not_a_crash(store):

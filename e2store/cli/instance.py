@@ -42,7 +42,7 @@ def validate(instance: Path, fmt: str, sides: str | None, size: Size | None) -> 
     valid instance.
     """
     from e2store.instance.formats import read_instance
-    from e2store.instance.parsing import source_info
+    from e2store.instance.parsing import shown_path, source_info
     from e2store.instance.validate import expected_kinds, piece_kinds, validate_or_raise
 
     inst = read_instance(instance, format=fmt, sides=sides, size=size)
@@ -50,7 +50,7 @@ def validate(instance: Path, fmt: str, sides: str | None, size: Size | None) -> 
     info = source_info(inst)
     kinds = piece_kinds(inst.pieces)
     want = expected_kinds(inst.width, inst.height)
-    click.echo(f"file:    {instance}")
+    click.echo(f"file:    {shown_path(instance)}")
     if info is not None:
         click.echo(f"format:  {info.format} (sides {' '.join(info.sides)})")
     click.echo(f"size:    {inst.width}x{inst.height}, {inst.n_pieces} pieces")

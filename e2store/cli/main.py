@@ -40,6 +40,7 @@ COMMANDS = {
     "render": "e2store.cli.render:render",
     "openings": "e2store.cli.openings:openings_cmd",
     "solve": "e2store.cli.solve:solve_cmd",
+    "score": "e2store.cli.best:score_cmd",
     "stage": "e2store.cli.stage:stage",  # hidden: the pipeline's steps
 }
 

@@ -37,6 +37,11 @@ KERNELS = ("auto", "generic", "unrolled")  # the solver's kernels
 AUTO_MIN_DEPTHS = 30  # free cells from which the `auto` kernel is the unrolled one
 DEFAULT_FINALS_HAMMING = 2  # e2store.query.finals.DEFAULT_FINALS_HAMMING
 COUNT_METHODS = ("auto", "enumerate", "factorised", "arms")
+QUERY_MEMORY = 2 << 30  # e2store.query.limits.DEFAULT_MEMORY_LIMIT
+MIN_QUERY_MEMORY = 64 << 20  # a smaller DuckDB memory limit fails every query
+# DuckDB's allocator returns the address space it frees (a capped process's data size
+# then follows what it uses): set before duckdb is imported; e2store.web.sqlbox.JEMALLOC_CONF
+DUCKDB_ALLOCATOR_ENV = ("DUCKDB_JE_MALLOC_CONF", "retain:false")
 
 
 def note(message: str) -> None:
@@ -226,8 +231,10 @@ def _sides_cb(ctx, param, value):
 
 
 def instance_argument(f: Callable) -> Callable:
-    """The piece file, the first positional argument INSTANCE."""
-    return click.argument("instance", type=click.Path(dir_okay=False, path_type=Path))(f)
+    """The piece file, the first positional argument INSTANCE.  Not checked by click: the
+    reader says in one line `FILE: problem` what is wrong with a directory, a missing or
+    unreadable file (click's check would print a three-line usage error, name unescaped)."""
+    return click.argument("instance", type=click.Path(path_type=Path))(f)
 
 
 def instance_options(f: Callable) -> Callable:
@@ -316,6 +323,21 @@ def records_option(required: bool = True) -> Callable:
                         type=click.Path(file_okay=False, path_type=Path),
                         help="Directory of the count shard records (a rerun resumes from "
                         "them).")
+
+
+def memory_limit_option(help: str) -> Callable:
+    """--memory-limit SIZE (default 2 GiB): the memory queries may use (passed as
+    `memory_limit`, bytes; at least 64 MiB)."""
+
+    def check(ctx, param, value: int) -> int:
+        if value < MIN_QUERY_MEMORY:
+            raise click.BadParameter(f"{value} bytes is too little for a query (at least "
+                                     f"{MIN_QUERY_MEMORY >> 20}M)")
+        return value
+
+    return click.option("--memory-limit", "memory_limit", type=BYTES,
+                        default=f"{QUERY_MEMORY >> 30}G", show_default=True, callback=check,
+                        help=help)
 
 
 def examples(*lines: str) -> str:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
+import os
+import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -12,36 +17,138 @@ import click
 from e2store.cli.command import command
 from e2store.cli.options import (
     CELLS,
+    DUCKDB_ALLOCATOR_ENV,
     hamming_option,
     json_option,
+    memory_limit_option,
     output_option,
     store_instance_option,
     store_option,
 )
+
+QUERY_SECONDS = 60.0  # the default time limit of `e2store sql`
 
 
 @command("sql", legacy_store_positional=True, examples=[
     "e2store sql --store store/ \"SELECT hamming, zone, count(*) AS n FROM corolles "
     "GROUP BY ALL ORDER BY ALL\"",
     "e2store sql --store store/ \"SELECT * FROM zone_stats\" --csv > zone_stats.csv",
+    "e2store sql --store store/ --seconds 600 --memory-limit 16G \"SELECT zone, "
+    "count(DISTINCT s0) FROM corolles GROUP BY zone\"",
 ])
 @store_option
 @click.argument("query")
 @json_option("One JSON object per row on stdout.")
 @click.option("--csv", "as_csv", is_flag=True, help="CSV with a header line on stdout.")
-def sql(store: Path, query: str, as_json: bool, as_csv: bool) -> None:
+@memory_limit_option("Memory the query may use: DuckDB's memory limit, and a cap on the "
+                     "process of this much above what it holds when the query starts "
+                     "(plus a quarter, and 512 MiB for Python).")
+@click.option("--seconds", type=click.FloatRange(min=0), default=QUERY_SECONDS,
+              show_default=True, metavar="S", help="Time limit of the query (0: none).")
+def sql(store: Path, query: str, as_json: bool, as_csv: bool, memory_limit: int,
+        seconds: float) -> None:
     """Run SQL over a store's views: corolles, stems, manifest, zone_stats, instances.
 
     Rows are streamed batch by batch (any result size); NULL prints as NULL (null in
     JSON, an empty field in CSV).  In the table the first batch sets the column widths.
+
+    A query past its time or memory limit stops with one error line (exit 2; raise the
+    limit with --seconds or --memory-limit); Ctrl-C stops it at once (exit 130).
     """
-    from e2store.query.handle import connect
+    os.environ.setdefault(*DUCKDB_ALLOCATOR_ENV)  # before duckdb starts (`_process_cap`)
+    from e2store.query.limits import QueryLimitError
 
     if as_json and as_csv:
         raise click.UsageError("give at most one of --json and --csv")
+    try:
+        _sql(store, query, as_json, as_csv, memory_limit, seconds or None)
+    except QueryLimitError as exc:
+        if exc.kind == "interrupt":
+            _interrupted()
+        flag = {"time": "--seconds S (0: none)", "memory": "--memory-limit SIZE"}[exc.kind]
+        raise QueryLimitError(f"{exc}; raise it with {flag}", exc.kind, exc.limit) from None
+    except KeyboardInterrupt:
+        _interrupted()
+    except MemoryError:  # Python's side of the output, past the process cap
+        raise QueryLimitError(f"{store}: out of memory under the cap of --memory-limit; "
+                              f"raise it with --memory-limit SIZE", "memory",
+                              memory_limit) from None
+
+
+def _interrupted() -> None:
+    """Ctrl-C: one line on stderr, exit 130 (a shell's code for SIGINT)."""
+    click.echo("e2store: error: interrupted (Ctrl-C): the query was stopped", err=True)
+    sys.exit(130)
+
+
+@contextlib.contextmanager
+def _ctrl_c_interrupts(st) -> Iterator[None]:
+    """While in the block, Ctrl-C also interrupts the handle's running DuckDB query.
+
+    Python runs a signal handler only between bytecodes of the main thread, which waits
+    inside DuckDB while a query runs: a thread woken by the signal's wakeup byte
+    (`signal.set_wakeup_fd`) calls `st.interrupt()`; the main thread's KeyboardInterrupt
+    follows once DuckDB returns.  Only in the main thread (elsewhere, nothing changes)."""
+    import signal
+    import socket
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    try:
+        previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    except ValueError:
+        reader.close()
+        writer.close()
+        yield
+        return
+
+    def watch() -> None:
+        while True:
+            try:
+                got = reader.recv(64)  # the numbers of the signals received
+            except OSError:
+                return
+            if not got:
+                return
+            if signal.SIGINT in got:
+                st.interrupt()
+
+    thread = threading.Thread(target=watch, name="ctrl-c", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(previous)
+        writer.close()
+        thread.join(timeout=5)
+        reader.close()
+
+
+@contextlib.contextmanager
+def _process_cap(memory_limit: int) -> Iterator[None]:
+    """The process's data memory capped at what it holds now plus `memory_limit`, a
+    quarter more and 512 MiB while in the block (`cap_process_memory`)."""
+    from e2store.query.limits import cap_process_memory
+
+    restore = cap_process_memory(memory_limit)
+    try:
+        yield
+    finally:
+        restore()
+
+
+def _sql(store: Path, query: str, as_json: bool, as_csv: bool, memory_limit: int,
+         seconds: float | None) -> None:
+    """`e2store sql`'s work, under the limits."""
+    from e2store.query.handle import connect
+
     n = 0
     widths: list[int] | None = None
-    with connect(store) as st:
+    with connect(store, memory_limit=memory_limit, seconds=seconds) as st, \
+            _ctrl_c_interrupts(st), _process_cap(memory_limit):
         reader = st.sql(query, stream=True)
         names = reader.schema.names
         if as_csv:

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from e2store.cli.command import command
-from e2store.cli.options import store_option
+from e2store.cli.options import memory_limit_option, store_option
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -32,11 +32,18 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
                    "Snakemake working directory; repeatable.  Shown at /status.")
 @click.option("--sql-seconds", type=click.FloatRange(0.1, 3600), default=10.0,
               show_default=True, help="Time limit of a query in the SQL box.")
+@memory_limit_option("Memory the server's queries may use (DuckDB's memory limit), and the "
+                     "cap on the SQL box's worker process: this much above what it holds "
+                     "once started, plus a quarter, and 512 MiB for Python.")
 def serve(store: Path, host: str, port: int, results: Path | None, records: Path | None,
-          status: tuple[Path, ...], sql_seconds: float) -> None:
+          status: tuple[Path, ...], sql_seconds: float, memory_limit: int) -> None:
     """Serve a read-only web explorer of a store: its overview, instances, zones, cells and
     corolles, tables and plots, count tables, a results directory, the status of long runs,
     and an SQL box; each page's data also as JSON under /api (documented at /api/docs).
+
+    Every request's parameters are checked before any work (out of range: a 4xx answer).
+    The SQL box runs each query in a worker process: past its time limit (killed a little
+    later if it does not stop) or the memory limit, it is refused (400).
 
     Runs until interrupted (Ctrl-C).  Needs the `web` extra: pip install 'e2store[web]'.
     """
@@ -48,7 +55,7 @@ def serve(store: Path, host: str, port: int, results: Path | None, records: Path
         raise click.ClickException(f"{exc.name} is not installed: pip install "
                                    f"'e2store[web]' for `e2store serve`") from None
     app = create_app(store, results=results, records=records, status=status,
-                     sql_seconds=sql_seconds)
+                     sql_seconds=sql_seconds, memory_limit=memory_limit)
     if host not in LOCAL_HOSTS:
         click.echo(f"e2store serve: warning: listening on {host}: anyone who reaches this "
                    f"machine on port {port} can read the store", err=True)

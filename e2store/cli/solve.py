@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from e2store.cli.best import best_options
 from e2store.cli.command import command
 from e2store.cli.options import (
     AUTO_MIN_DEPTHS,
@@ -28,7 +29,7 @@ from e2store.cli.options import (
 )
 
 
-@command("solve", legacy={"--save": "--output", "--seed": "--fixed", "--finals": "--store"},
+@command("solve", legacy={"--save": "--output", "--finals": "--store"},
          examples=[
              "e2store solve demo6.e2s",
              "e2store solve demo6.e2s --scan spiral-in --first --json",
@@ -39,6 +40,8 @@ from e2store.cli.options import (
              "--json",
              "e2store solve pieces_8x8.txt --estimate 1000",
              "e2store solve clue1_jwortmann.txt --all --distinct --workers 2 --json",
+             "e2store solve e2_gallicchio.puz --best --clues centre --scan blackwood "
+             "--minutes 10 --workers 2 -o best.parquet",
          ])
 @instance_argument
 @instance_options
@@ -106,6 +109,7 @@ from e2store.cli.options import (
               help="With --estimate: sample the prefixes of the first K free cells (default: "
               "the first depth with 10 M of them); deeper makes each sampled subtree smaller, "
               "which big boards need.")
+@best_options
 @status_option("solve")
 def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
               first: bool, no_break: bool, seed_file: str | None, output: Path | None,
@@ -114,7 +118,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
               estimate_samples: int | None = None,
               estimate_seed: int = 0, estimate_depth: int | None = None,
               kernel: str = "auto", method: str = "auto", budget: int = 2 << 30,
-              distinct: bool = False, **finals) -> None:
+              distinct: bool = False, best: bool = False, **finals) -> None:
     """Solve a puzzle by backtracking and report nodes, solutions and times.
 
     A node is one piece placed.  Progress goes to stderr on long runs; Ctrl-C stops the
@@ -128,6 +132,17 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
 
     save = output
     ctx = click.get_current_context()
+    best_keys = ("breaks", "rng_seed", "restart_nodes", "restarts", "minutes", "clues",
+                 "quota", "no_fill")
+    opts = {k: finals.pop(k) for k in best_keys}
+    if best:
+        _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_nodes,
+                    as_json, workers, opts, finals)
+        return
+    given = [f"--{k.replace('rng_seed', 'seed').replace('_', '-')}" for k in best_keys
+             if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT]
+    if given:
+        raise click.UsageError(f"{', '.join(given)} needs --best")
     if distinct:
         flags = {"store": "--store", "openings_file": "--openings"}
         given = [flag for k, flag in flags.items()
@@ -183,7 +198,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
         return
     if shard is not None:
         raise SolverError("--shard needs --openings FILE")
-    seed = _fixed(inst, seed_file)
+    seed = fixed_cells(inst, seed_file)
     symmetry_break = not no_break and seed is None
     if workers > 1:
         from e2store.solver.workers import solve_workers
@@ -228,7 +243,7 @@ def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     from e2store.solver.estimate import estimate
 
     inst = load_instance(instance, fmt, sides, size)
-    seed = _fixed(inst, seed_file)
+    seed = fixed_cells(inst, seed_file)
     est = estimate(inst, scan, samples=samples, symmetry_break=not no_break and seed is None,
                    seed=seed, rng_seed=rng_seed, depth=depth, progress=True, kernel=kernel,
                    distinct=distinct)
@@ -251,7 +266,30 @@ def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     ]))
 
 
-def _fixed(inst, value: str | None) -> dict | None:
+def _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_nodes, as_json,
+                workers, opts, finals) -> None:
+    """`solve --best`: refuse the exact search's options, then run (e2store.cli.best)."""
+    from e2store.cli.best import run_best_cli
+
+    exact = {"first": "--first/--all", "no_break": "--no-symmetry-break",
+             "distinct": "--distinct", "keep": "--keep", "kernel": "--kernel",
+             "openings_file": "--openings", "shard": "--shard",
+             "estimate_samples": "--estimate", "method": "--method", "budget": "--memory-budget",
+             "finals_regions": "--finals-regions", "finals_hamming": "--finals-hamming",
+             "store": "--store"}
+    given = [flag for k, flag in exact.items()
+             if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT]
+    if given:
+        raise click.UsageError(f"--best takes no {', '.join(given)}")
+    inst = load_instance(instance, fmt, sides, size)
+    run_best_cli(inst, scan=scan, fixed_value=seed_file, clues=opts["clues"],
+                 breaks=opts["breaks"], quota=opts["quota"], rng_seed=opts["rng_seed"],
+                 restart_nodes=opts["restart_nodes"], restarts=opts["restarts"],
+                 minutes=opts["minutes"], max_nodes=max_nodes, workers=workers,
+                 output=output, as_json=as_json, fill=not opts["no_fill"])
+
+
+def fixed_cells(inst, value: str | None) -> dict | None:
     """The fixed cells `--fixed` gives: from a board URL, or from a file."""
     if value is None:
         return None

@@ -82,14 +82,16 @@ def header_value(path: str, lineno: int, line: str) -> tuple[str, str]:
 
 
 def read_e2store(
-    path: str | Path, sides: str | None = None, size: Size | None = None, name: str | None = None
+    path: str | Path, sides: str | None = None, size: Size | None = None, name: str | None = None,
+    *, lines: list[str] | None = None,
 ) -> Instance:
     """The canonical e2store format (module docstring).
 
     `sides` applies when the file has no `sides:` header and must agree with it otherwise.
+    `lines`: the file's lines when already read (`read_instance`), else it is read.
     """
     p = str(path)
-    raw = read_lines(p)
+    raw = read_lines(p) if lines is None else lines
     it: Iterator[tuple[int, str]] = (
         (i, line) for i, line in enumerate(raw, 1)
         if line.strip() and not line.strip().startswith("#")

@@ -27,6 +27,7 @@ The e2store format is defined in `e2store.instance.e2sfile`.
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 
@@ -34,21 +35,24 @@ import numpy as np
 
 from e2store.errors import InstanceFormatError
 from e2store.instance.e2sfile import MAGIC, read_e2store, write_e2store
-from e2store.instance.model import GREY, SIDES, Instance
+from e2store.instance.model import GREY, MAX_PIECES, SIDES, Instance
 from e2store.instance.parsing import (
     INT_RE,
     Lines,
     Size,
     build_instance,
+    check_board_size,
     check_given_size,
     check_not_empty,
     content_lines,
     count_pieces,
+    iter_content_lines,
     normalise_sides,
     parse_ints,
     parse_pieces,
     parse_size_line,
     read_lines,
+    shown_path,
 )
 
 FORMATS = ("e2store", "benchmark", "brendan", "jwortmann", "puz")
@@ -68,16 +72,19 @@ DEFAULT_SIDES = {
 
 
 def read_benchmark(
-    path: str | Path, sides: str = "WNES", size: Size | None = None, name: str | None = None
+    path: str | Path, sides: str = "WNES", size: Size | None = None, name: str | None = None,
+    *, lines: list[str] | None = None,
 ) -> Instance:
-    """Benchmark `pieces_NxN.txt`: line 1 = N, 3 header lines (ignored), N*N piece lines."""
+    """Benchmark `pieces_NxN.txt`: line 1 = N, 3 header lines (ignored), N*N piece lines.
+    `lines`: the file's lines when already read (`read_instance`), else it is read."""
     p, sides = str(path), normalise_sides(sides)
-    rows = content_lines(read_lines(p))
+    rows = content_lines(read_lines(p) if lines is None else lines)
     check_not_empty(p, rows)
     lineno, toks = rows[0]
     (n,) = parse_ints(p, lineno, toks, 1, "size")
     if n < 1:
         raise InstanceFormatError(p, lineno, f"board size {n}", "N >= 1")
+    check_board_size(p, lineno, n, n)
     check_given_size(p, (n, n), size, lineno)
     if len(rows) < 4:
         raise InstanceFormatError(
@@ -97,20 +104,22 @@ def read_headed(path: str, rows: Lines, fmt: str, sides: str, size: Size | None,
 
 
 def read_brendan(
-    path: str | Path, sides: str = "NESW", size: Size | None = None, name: str | None = None
+    path: str | Path, sides: str = "NESW", size: Size | None = None, name: str | None = None,
+    *, lines: list[str] | None = None,
 ) -> Instance:
     """Owen's `pieces_NNxNN.txt`: header `W H`, then `up right down left` lines."""
     p = str(path)
-    rows = content_lines(read_lines(p))
+    rows = content_lines(read_lines(p) if lines is None else lines)
     return read_headed(p, rows, "brendan", normalise_sides(sides), size, name)
 
 
 def read_puz(
-    path: str | Path, sides: str = "NESW", size: Size | None = None, name: str | None = None
+    path: str | Path, sides: str = "NESW", size: Size | None = None, name: str | None = None,
+    *, lines: list[str] | None = None,
 ) -> Instance:
     """Gallicchio `.puz`: `c` comment lines, blank lines, header `W H`, `up right down left`."""
     p = str(path)
-    rows = content_lines(read_lines(p), "c")
+    rows = content_lines(read_lines(p) if lines is None else lines, "c")
     return read_headed(p, rows, "puz", normalise_sides(sides), size, name)
 
 
@@ -136,14 +145,19 @@ def derive_size(n: int, n_borders: int) -> Size | None:
 
 
 def read_jwortmann(
-    path: str | Path, sides: str = "SWNE", size: Size | None = None, name: str | None = None
+    path: str | Path, sides: str = "SWNE", size: Size | None = None, name: str | None = None,
+    *, lines: list[str] | None = None,
 ) -> Instance:
     """Headerless `bottom left top right` lines; size derived from the borders unless given."""
     p, sides = str(path), normalise_sides(sides)
-    rows = content_lines(read_lines(p))
+    rows = content_lines(read_lines(p) if lines is None else lines)
     check_not_empty(p, rows)
-    pieces, lines = parse_pieces(p, rows, sides)
     n = len(rows)
+    if n > MAX_PIECES:  # before parsing them
+        raise InstanceFormatError(p, rows[MAX_PIECES][0], f"more than {MAX_PIECES:,} piece "
+                                  f"lines", f"at most {MAX_PIECES:,} pieces, the largest "
+                                  f"board e2store reads")
+    pieces, lines = parse_pieces(p, rows, sides)
     if size is not None:
         w, h = size
         if w * h != n:
@@ -227,16 +241,19 @@ READERS = {
 }
 
 
-def detect_format(path: str | Path) -> str:
+def detect_format(path: str | Path, *, lines: list[str] | None = None) -> str:
     """Decide the format from the content (and a `.puz` suffix); InstanceFormatError if unknown.
 
     Magic line -> e2store; `.puz` suffix or a leading `c` comment -> puz; first line one
     integer -> benchmark; first line two integers then a 4-number line -> brendan; first
     line four integers -> jwortmann. Later lines are checked by the reader, so a damaged
-    file is reported at its damaged line rather than as "unknown format".
+    file is reported at its damaged line rather than as "unknown format". `lines`: the
+    file's lines when already read (a pipe can be read only once), else it is read; only
+    the first two content lines are looked at.
     """
     p = str(path)
-    rows = content_lines(read_lines(p))
+    first = iter_content_lines(read_lines(p) if lines is None else lines)
+    rows = list(itertools.islice(first, 2))
     check_not_empty(p, rows)
     lineno, toks = rows[0]
     if toks[0] == MAGIC:
@@ -271,16 +288,34 @@ def read_instance(
     `sides=None` means the format's default side order; `size` overrides the derived size
     of headerless files and must agree with a declared one; `name` defaults to the file
     stem (or the e2store `name:` header).
+
+    The file is opened and read once (`read_lines`), and detection and the reader take
+    those lines: a pipe or FIFO (`<(...)`) reads as a stream.  Errors name the file escaped
+    when its name holds control characters (`printable_error`).
     """
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(2, "No such file or directory", str(p))
-    fmt = detect_format(p) if format == "auto" else format
-    if fmt not in READERS:
+    if format != "auto" and format not in READERS:
         raise ValueError(f"unknown format {format!r}: expected auto or one of {FORMATS}")
-    if fmt == "e2store":
-        return read_e2store(p, sides=sides, size=size, name=name)
-    return READERS[fmt](p, sides=sides or DEFAULT_SIDES[fmt], size=size, name=name)
+    p = Path(path)
+    try:
+        lines = read_lines(p)  # once: a pipe or FIFO cannot be read again
+        fmt = detect_format(p, lines=lines) if format == "auto" else format
+        if fmt == "e2store":
+            return read_e2store(p, sides=sides, size=size, name=name, lines=lines)
+        return READERS[fmt](p, sides=sides or DEFAULT_SIDES[fmt], size=size, name=name,
+                            lines=lines)
+    except InstanceFormatError as exc:
+        raise printable_error(exc) from None
+
+
+def printable_error(exc: InstanceFormatError) -> InstanceFormatError:
+    """`exc` with its file name escaped in the message (`shown_path`: a newline or escape
+    sequence in a name never reaches the terminal raw); `.path` stays the real name."""
+    shown = shown_path(exc.path)
+    if shown == exc.path:
+        return exc
+    out = InstanceFormatError(shown, exc.line, exc.problem, exc.expected)
+    out.path = exc.path
+    return out
 
 
 # --------------------------------------------------------------------------- writer

@@ -9,6 +9,10 @@ import numpy as np
 
 GREY = 0
 SIDES = "WNES"  # side index 0..3, clockwise from west
+# The largest board e2store reads: 65,536 pieces (256 x 256, 256 times Eternity II).  A piece
+# file declaring or holding more is refused before its piece lines are parsed, so an
+# oversized file is refused in milliseconds (e2store.instance.parsing.check_line_count).
+MAX_PIECES = 1 << 16
 
 
 @dataclass(frozen=True, eq=False)

@@ -7,17 +7,19 @@ Every problem raises `InstanceFormatError(path, line, problem, expected)`.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import re
 import stat
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from e2store.errors import InstanceFormatError
-from e2store.instance.model import SIDES, Instance
+from e2store.instance.model import MAX_PIECES, SIDES, Instance
 
 MAX_COLOUR = int(np.iinfo(np.int16).max)
 
@@ -84,28 +86,100 @@ def to_project(values: np.ndarray, sides: str) -> np.ndarray:
 
 MAX_INSTANCE_BYTES = 64 << 20  # Eternity II's 256 pieces take 4 KB; a million pieces 20 MB
 
+# A piece file of the largest board (MAX_PIECES pieces) holds at most that many piece lines,
+# as many solution rows, and a few header lines: a file of more lines of data is refused
+# from its bytes, before any per-line object is built (a million lines took 10 s and 500 MB
+# to refuse, benchmarks/oversized_input.py).  Blank and comment lines (`#`, `c`) are not
+# data, but a file of more than MAX_LINES lines in all is refused too.
+MAX_DATA_LINES = 2 * MAX_PIECES + 8
+MAX_LINES = 4 * MAX_PIECES
+_DATA_LINE = re.compile(rb"^[ \t\r\f\v]*[^\s#c]", re.MULTILINE)
+
+
+def shown_path(path: str | os.PathLike) -> str:
+    """A file name safe to print in a one-line message: as it is when every character is
+    printable, else Python's escaped and quoted form (`'a\\nb'`, `'\\x1b[2J'`), so a
+    newline, a terminal escape sequence or undecodable bytes in a name never reach the
+    terminal raw."""
+    s = os.fsdecode(os.fspath(path))
+    return s if s.isprintable() else repr(s)
+
 
 def read_lines(path: str | Path) -> list[str]:
-    """The file's lines (`split_lines`), read as UTF-8 (a BOM dropped).  InstanceFormatError
-    for a device or socket (`/dev/zero` would never end), a file over
-    `MAX_INSTANCE_BYTES`, or bytes that are not UTF-8 (with the line).  A pipe or FIFO is
-    read like a file (process substitution gives one), up to the same size."""
+    """The file's lines (`split_lines`), read as UTF-8 (a BOM dropped), with one `read`
+    of one `open`: a pipe or FIFO (process substitution gives one) is a stream that can be
+    read only once, so callers that need the lines twice (format detection, then the
+    reader) take them from here once and pass them on (`read_instance`).
+
+    FileNotFoundError for a missing file; InstanceFormatError (one line naming the file)
+    for a directory, a device or socket (`/dev/zero` would never end), a file that cannot
+    be read (permissions, an I/O error such as `/proc/self/mem`'s), a file over
+    `MAX_INSTANCE_BYTES`, more lines than a piece file of the largest board has
+    (`check_line_count`), or bytes that are not UTF-8 (with the line)."""
     p = Path(path)
-    with open(p, "rb") as fh:
-        mode = os.fstat(fh.fileno()).st_mode
-        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
-            raise InstanceFormatError(str(p), None, "a device or socket, not a file",
+    where = str(p)
+    try:
+        fh = open(p, "rb")
+    except FileNotFoundError:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT),
+                                shown_path(p)) from None
+    except IsADirectoryError:
+        raise InstanceFormatError(where, None, "a directory, not a file",
+                                  "a text file of pieces") from None
+    except OSError as exc:
+        raise InstanceFormatError(where, None, f"cannot be read: {os_problem(exc)}") from None
+    with fh:
+        st = os.fstat(fh.fileno())
+        mode = st.st_mode
+        if stat.S_ISDIR(mode):
+            raise InstanceFormatError(where, None, "a directory, not a file",
                                       "a text file of pieces")
-        data = fh.read(MAX_INSTANCE_BYTES + 1)
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+            raise InstanceFormatError(where, None, "a device or socket, not a file",
+                                      "a text file of pieces")
+        if stat.S_ISREG(mode) and st.st_size > MAX_INSTANCE_BYTES:  # refused unread
+            raise InstanceFormatError(where, None, f"over {MAX_INSTANCE_BYTES >> 20} MiB, too "
+                                      f"large for a piece file", "a text file of pieces")
+        try:
+            data = fh.read(MAX_INSTANCE_BYTES + 1)
+        except OSError as exc:
+            raise InstanceFormatError(where, None,
+                                      f"cannot be read: {os_problem(exc)}") from None
     if len(data) > MAX_INSTANCE_BYTES:
-        raise InstanceFormatError(str(p), None, f"over {MAX_INSTANCE_BYTES >> 20} MiB, too "
+        raise InstanceFormatError(where, None, f"over {MAX_INSTANCE_BYTES >> 20} MiB, too "
                                   f"large for a piece file", "a text file of pieces")
+    check_line_count(where, data)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise InstanceFormatError(str(p), line, "not a UTF-8 text file", "a text file") from None
+        raise InstanceFormatError(where, line, "not a UTF-8 text file", "a text file") from None
     return split_lines(text)
+
+
+def os_problem(exc: OSError) -> str:
+    """What went wrong, without the file name (the message names it once)."""
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+def check_line_count(path: str, data: bytes) -> None:
+    """InstanceFormatError, at the first line too many, for a file of more lines than any
+    piece file e2store reads (`MAX_LINES` in all, `MAX_DATA_LINES` neither blank nor
+    comments): counted on the bytes, in milliseconds, so an oversized file costs neither
+    the seconds nor the memory of splitting and parsing it.  Costs nothing for a file of
+    at most `MAX_DATA_LINES` lines (every real one)."""
+    n_lines = data.count(b"\n")
+    if n_lines <= MAX_DATA_LINES:
+        return
+    expected = f"at most {MAX_PIECES:,} pieces, the largest board e2store reads"
+    if n_lines > MAX_LINES:
+        raise InstanceFormatError(path, MAX_LINES + 1, f"{n_lines:,} lines, more than "
+                                  f"{MAX_LINES:,}: too many for a piece file", expected)
+    for k, m in enumerate(_DATA_LINE.finditer(data), 1):
+        if k > MAX_DATA_LINES:
+            line = data.count(b"\n", 0, m.start()) + 1
+            raise InstanceFormatError(path, line, f"over {MAX_DATA_LINES:,} lines of data, too "
+                                      f"many for a piece file", expected)
 
 
 def split_lines(text: str) -> list[str]:
@@ -127,13 +201,17 @@ def display_name(name: str) -> str:
 
 def content_lines(lines: list[str], comment: str | None = None) -> Lines:
     """Non-blank lines (and, with `comment`, not starting with that prefix) as tokens."""
-    out: Lines = []
+    return list(iter_content_lines(lines, comment))
+
+
+def iter_content_lines(lines: list[str], comment: str | None = None) -> Iterator[
+        tuple[int, list[str]]]:
+    """`content_lines` one at a time (format detection needs only the first two)."""
     for i, line in enumerate(lines, 1):
         s = line.strip()
         if not s or (comment is not None and is_comment(s, comment)):
             continue
-        out.append((i, s.split()))
-    return out
+        yield i, s.split()
 
 
 def is_comment(stripped: str, comment: str) -> bool:
@@ -188,7 +266,17 @@ def parse_size_line(path: str, lineno: int, tokens: list[str], what: str) -> Siz
     w, h = parse_ints(path, lineno, tokens, 2, what)
     if w < 1 or h < 1:
         raise InstanceFormatError(path, lineno, f"board size {w}x{h}", "width and height >= 1")
+    check_board_size(path, lineno, w, h)
     return w, h
+
+
+def check_board_size(path: str, lineno: int | None, w: int, h: int) -> None:
+    """InstanceFormatError for a board of more than `MAX_PIECES` pieces, before its piece
+    lines are parsed (a declared size is all it takes to know)."""
+    if w * h > MAX_PIECES:
+        raise InstanceFormatError(path, lineno, f"board size {w}x{h}: {w * h:,} pieces",
+                                  f"at most {MAX_PIECES:,} pieces, the largest board e2store "
+                                  f"reads")
 
 
 def count_pieces(

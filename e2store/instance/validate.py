@@ -26,7 +26,7 @@ import numpy as np
 
 from e2store.errors import InstanceError
 from e2store.instance.model import GREY, Instance
-from e2store.instance.parsing import piece_line, source_info
+from e2store.instance.parsing import piece_line, shown_path, source_info
 
 
 @dataclass(frozen=True)
@@ -198,7 +198,7 @@ def validate_or_raise(inst: Instance) -> list[Finding]:
     if errors:
         first = errors[0]
         info = source_info(inst)
-        where = info.path if info is not None else f"instance {inst.name!r}"
+        where = shown_path(info.path) if info is not None else f"instance {inst.name!r}"
         if first.line is not None:
             where += f":{first.line}"
         more = f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""

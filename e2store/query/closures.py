@@ -39,12 +39,14 @@ from pathlib import Path
 
 import numpy as np
 
-from e2store.errors import E2StoreError, StoreError
+from e2store.errors import DamagedStoreError, E2StoreError, StoreError
 from e2store.files import atomic_write, atomic_write_text
 from e2store.instance.model import GREY, Instance
+from e2store.store.records import DIGEST, dump_doc, load_doc
 from e2store.store.write import sha256_file
 
-FORMAT = "e2store-block-closure/2"  # /1: six bits in a 512-bit block per key
+FORMAT = "e2store-block-closure/3"  # /1: six bits in a 512-bit block per key; /2: the
+# same filter, its header without a digest (e2store.store.records)
 DEFAULT_BUDGET = 2 << 30  # bytes: the default memory budget of a table
 MIN_WORDS = 8  # one cache line
 CLOSURES_DIR = "closures"
@@ -260,7 +262,7 @@ def write_closure(root: str | Path, instance: Instance, table: ClosureTable) -> 
             "k_col": table.k_col, "interior_mask": str(table.interior_mask),
             "fillings": table.fillings, "words": int(table.bloom.shape[0]),
             "sha256": digest, "build_seconds": round(table.build_seconds, 3)}
-    atomic_write_text(head_path, json.dumps(head, indent=2) + "\n")
+    atomic_write_text(head_path, dump_doc(head))
     table.path = data_path
     return data_path
 
@@ -316,8 +318,14 @@ def read_closure(root: str | Path, instance: Instance, verify: bool = True,
         return None
     rebuild = f"delete {head_path} and {data_path} and run again to rebuild it"
     try:
-        head = json.loads(head_path.read_text())
-        if isinstance(head, dict) and head.get("format") != FORMAT and str(
+        head = load_doc(head_path, root, "closure header")
+    except DamagedStoreError as e:
+        if _older_header(head_path):
+            return None  # another version of the format: to be rebuilt
+        raise ClosureError(f"{head_path}: damaged closure table header ({e.problem}); "
+                           f"{rebuild}") from None
+    try:
+        if head.get("format") != FORMAT and str(
                 head.get("format", "")).startswith(FORMAT.split("/")[0] + "/"):
             return None  # another version of the format: to be rebuilt
         words = int(head["words"])
@@ -333,6 +341,18 @@ def read_closure(root: str | Path, instance: Instance, verify: bool = True,
                         int(head["k_col"]), int(head["interior_mask"]), int(head["fillings"]),
                         bloom, float(head.get("build_seconds", 0.0)), data_path, False, words,
                         head["sha256"])
+
+
+def _older_header(head_path: Path) -> bool:
+    """Whether a header without a valid digest is one an older e2store wrote (a format
+    before this one, whose headers had no digest): rebuilt, not an error."""
+    try:
+        head = json.loads(head_path.read_bytes())
+        version = int(str(head["format"]).rsplit("/", 1)[1])
+    except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError):
+        return False
+    return (DIGEST not in head and str(head["format"]).startswith(FORMAT.split("/")[0] + "/")
+            and version < int(FORMAT.rsplit("/", 1)[1]))
 
 
 def open_closure(root: str | Path, instance: Instance, budget: int = DEFAULT_BUDGET,

@@ -13,13 +13,21 @@ Views (built from the manifest, so only complete partitions are seen):
 
 Every query returns an Arrow table.  `probe_*` raises a typed error saying what to run;
 `get_*` returns a default instead.
+
+Limits (`e2store.query.limits`, docs/queries.md): a DuckDB `memory_limit` per handle
+(2 GiB; its cursors share it), a time limit per query (`seconds`), `interrupt()`; a query
+stopped so raises QueryLimitError.  The Arrow datasets behind `corolles` and `stems` are
+registered on a connection only after their files were checked (`_check_files`): a query
+reaching them by a computed name (`query_table('coro' || 'lles')`) cannot skip the check.
 """
 
 from __future__ import annotations
 
-import json
+import re
+import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from types import EllipsisType
 
 import duckdb
 import numpy as np
@@ -30,21 +38,40 @@ from e2store.errors import MissingInstanceError, MissingZoneError, StoreError
 from e2store.instance.formats import read_instance
 from e2store.instance.model import Instance
 from e2store.query.database import DATA_VIEWS, ZONE_STATS_SQL
+from e2store.query.limits import (
+    DEFAULT_MEMORY_LIMIT,
+    QUERY_ERRORS,
+    QueryLimitError,
+    RunningQuery,
+    limit_error,
+    limited_batches,
+)
 from e2store.store.layout import (
     INSTANCES_VIEW_SCHEMA,
     MANIFEST,
     MANIFEST_VIEW_SCHEMA,
     RAW_FORMS,
     instance_path,
-    meta_name,
 )
-from e2store.store.read import dataset, read_manifest
+from e2store.store.read import dataset, read_manifest, read_record
 from e2store.zones.geometry import frontier_layout, n_slots
 
+# table functions that read a table whose name is a string computed when the query runs
+_NAME_FUNCTIONS = re.compile(r"\b(query_table|query)\s*\(", re.IGNORECASE)
 
-def connect(root: str | Path, database: str = ":memory:") -> CorolleStore:
-    """Open a store for queries (use in `with`); raises StoreError without a manifest."""
-    return CorolleStore(root, database)
+
+def connect(root: str | Path, database: str = ":memory:", *,
+            memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+            seconds: float | None = None) -> CorolleStore:
+    """Open a store for queries (use in `with`); raises StoreError without a manifest.
+    `memory_limit`: bytes DuckDB may use (None: DuckDB's default, 80 % of RAM); `seconds`:
+    the time limit of each query (None: none); a query past either raises QueryLimitError."""
+    return CorolleStore(root, database, memory_limit=memory_limit, seconds=seconds)
+
+
+class _Unchecked(Exception):
+    """A query reached a data view whose files this connection has not checked yet (the
+    view's form: `args[0]`)."""
 
 
 class CorolleStore:
@@ -54,20 +81,38 @@ class CorolleStore:
     time): give each thread its own with `cursor()`."""
 
     def __init__(self, root: str | Path, database: str = ":memory:",
-                 _manifest: dict | None = None):
+                 _manifest: dict | None = None, *,
+                 memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+                 seconds: float | None = None, _parent: CorolleStore | None = None):
         self.root = Path(root).resolve()
         self.manifest = read_manifest(self.root) if _manifest is None else _manifest
-        self.con = duckdb.connect(database)
+        self.memory_limit, self.seconds = memory_limit, seconds
         self._instances: dict[str, Instance] = {}
-        self._hashed: set[str] = set()  # forms whose files were checked (`_check_files`)
-        self._create_views()
+        self._lock = threading.Lock()
+        self._query: RunningQuery | None = None  # the running query (`interrupt`)
+        self._registered: set[str] = set()  # data forms this connection's views can read
+        if _parent is None:
+            self.con = duckdb.connect(database)
+            self._hashed: set[str] = set()  # forms whose files were checked (`_check_files`)
+            self._datasets = {form: dataset(self.root, form, manifest=self.manifest)
+                              for form in DATA_VIEWS.values()
+                              if any(p["form"] == form for p in self.manifest["partitions"])}
+            self._tables = self._view_tables()
+            self._create_views()
+        else:  # the parent's DuckDB database: its views, memory limit and sandbox
+            self.con = _parent.con.cursor()
+            self._hashed = _parent._hashed  # shared: files hashed once per store opened
+            self._datasets, self._tables = _parent._datasets, _parent._tables
+            for name, table in self._tables.items():
+                self.con.register(name, table)
 
     def cursor(self) -> CorolleStore:
-        """Another handle on the same store and manifest, with a DuckDB connection and
-        views of its own: one per thread (close it, or use it in `with`)."""
-        other = CorolleStore(self.root, _manifest=self.manifest)
-        other._hashed = set(self._hashed)  # files hashed once per store opened
-        return other
+        """Another handle on the same store, manifest and DuckDB database (its views,
+        memory limit and sandbox), with a connection of its own: one per thread (close it,
+        or use it in `with`; closing this handle closes its cursors)."""
+        return CorolleStore(self.root, _manifest=self.manifest,
+                            memory_limit=self.memory_limit, seconds=self.seconds,
+                            _parent=self)
 
     # context manager ----------------------------------------------------------------
     def __enter__(self) -> CorolleStore:
@@ -81,12 +126,39 @@ class CorolleStore:
 
     # raw SQL ------------------------------------------------------------------------
     def sql(self, query: str, params: list | None = None, *, stream: bool = False,
-            batch_rows: int = 1 << 16) -> pa.Table | pa.RecordBatchReader:
+            batch_rows: int = 1 << 16,
+            seconds: float | None | EllipsisType = ...) -> pa.Table | pa.RecordBatchReader:
         """Run SQL over the views; returns an Arrow table, or with `stream` a
         `RecordBatchReader` of about `batch_rows` rows a batch (results bigger than memory).
-        The first query that names the `corolles` or `stems` view checks that view's files
-        first (`_check_files`)."""
+        The first query that can reach the `corolles` or `stems` view checks that view's
+        files first (`_check_files`).  `seconds`: this query's time limit (default the
+        handle's; for a stream, until its last batch); past it, past the memory limit or
+        after `interrupt()`, QueryLimitError."""
+        limit = self.seconds if seconds is ... else seconds
         self._check_files(query)
+        for _ in range(len(DATA_VIEWS) + 1):
+            try:
+                return self._run(query, params, stream, batch_rows, limit)
+            except _Unchecked as exc:  # reached by a computed name: check, then run again
+                self._check_form(exc.args[0])
+        raise StoreError(f"{self.root}: query failed: the data views stay unreadable")
+
+    def interrupt(self) -> None:
+        """Stop the running query (from another thread, or a signal handler): it raises
+        QueryLimitError (kind "interrupt").  Between queries it does nothing."""
+        query = self._query
+        if query is not None:
+            query.stop("interrupt")
+
+    def _run(self, query: str, params: list | None, stream: bool, batch_rows: int,
+             seconds: float | None) -> pa.Table | pa.RecordBatchReader:
+        """`sql` once, under the time limit; errors as StoreError / QueryLimitError."""
+        run: RunningQuery | None = RunningQuery(self.con.interrupt, seconds)
+        with self._lock:
+            if self._query is not None:  # a stream left unread: its timer ends here
+                self._query.end()
+            self._query = run
+        run.start()
         try:
             rel = self.con.sql(query, params=params or None)
             if rel is None:  # a statement without a result (CREATE, SET, ...)
@@ -94,21 +166,64 @@ class CorolleStore:
                 return pa.RecordBatchReader.from_batches(empty.schema, []) if stream else empty
             if stream:  # DuckDB 2 names it to_arrow_reader, 1.x fetch_record_batch
                 read = getattr(rel, "to_arrow_reader", None) or rel.fetch_record_batch
-                return read(batch_rows)
-            return rel.to_arrow_table()
-        except duckdb.Error as exc:
-            raise StoreError(f"{self.root}: query failed: {exc}") from None
+                reader = read(batch_rows)
+                out = pa.RecordBatchReader.from_batches(reader.schema, limited_batches(
+                    reader, run, lambda exc, run=run: self._failure(exc, run)))
+                run = None  # the stream's end ends it
+                return out
+            table = rel.to_arrow_table()
+            if run.stopped is not None:  # done after the timer fired: one value took long
+                raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
+            return table
+        except QUERY_ERRORS as exc:
+            raise self._failure(exc, run) from None
+        finally:
+            if run is not None:
+                run.end()
 
-    def _check_files(self, query: str) -> None:
-        """Hash the files of each data view `query` names, once per handle, against the
-        manifest (StoreError naming a damaged file and `e2store verify`): the views' scans
-        check page CRCs, which cover neither page headers nor footers."""
+    def _failure(self, exc: BaseException, run: RunningQuery | None) -> BaseException:
+        """The error a failed query raises: QueryLimitError for a limit, _Unchecked for a
+        data view not checked yet, StoreError for the rest (a RuntimeError that is not
+        DuckDB's interrupt is raised as it is)."""
+        limit = limit_error(exc, run, self.root, self.memory_limit)
+        if limit is not None or isinstance(exc, RuntimeError):
+            return limit or exc
+        if isinstance(exc, duckdb.CatalogException):
+            for view, form in DATA_VIEWS.items():
+                if (form in self._datasets and form not in self._registered
+                        and f"_{view} does not exist" in str(exc)):
+                    return _Unchecked(form)
+        return StoreError(f"{self.root}: query failed: {exc}")
+
+    def check_files(self, query: str) -> frozenset[str]:
+        """Check now the files of the data views `query` can reach (once per store opened),
+        without running it; returns the data forms checked so far (`trust_checked`)."""
+        self._check_files(query, register=False)
+        return frozenset(self._hashed)
+
+    def trust_checked(self, forms: Iterable[str]) -> None:
+        """Count the data forms another handle of this store checked (`check_files`) as
+        checked: a server's SQL worker process, told by the server."""
+        self._hashed.update(f for f in forms if f in self._datasets)
+
+    def _check_files(self, query: str, register: bool = True) -> None:
+        """Check the files of each data view `query` names (any, when it calls a table
+        function reading a table by a computed name: `query_table`, `query`), then let this
+        connection read them (`_check_form`)."""
+        text = query.lower()
+        computed = _NAME_FUNCTIONS.search(text) is not None
+        for view, form in DATA_VIEWS.items():
+            if form in self._datasets and (computed or view in text):
+                self._check_form(form, register)
+
+    def _check_form(self, form: str, register: bool = True) -> None:
+        """Hash the files of a data form, once per store opened, against the manifest
+        (StoreError naming a damaged file and `e2store verify`): the views' scans check page
+        CRCs, which cover neither page headers nor footers.  Then register its dataset on
+        this connection: until then its view reads nothing (`_create_views`)."""
         from e2store.store.read import check_file_hash
 
-        text = query.lower()
-        for view, form in (("corolles", "flat"), ("stems", "cartesian")):
-            if form in self._hashed or view not in text:
-                continue
+        if form not in self._hashed:
             for p in self.manifest["partitions"]:
                 if p["form"] != form:
                     continue
@@ -116,9 +231,14 @@ class CorolleStore:
                     check_file_hash(self.root / p["path"] / f["file"], self.root,
                                     f["sha256"])
             self._hashed.add(form)
+        if register and form not in self._registered:
+            view = next(v for v, f in DATA_VIEWS.items() if f == form)
+            self.con.register(f"_{view}", self._datasets[form])
+            self._registered.add(form)
 
     # views --------------------------------------------------------------------------
-    def _create_views(self) -> None:
+    def _view_tables(self) -> dict[str, pa.Table]:
+        """The Arrow tables behind the `manifest` and `instances` views."""
         parts = self.manifest["partitions"]
         rows = [{
             "instance": p["instance"], "hamming": p["hamming"], "zone": p["zone"],
@@ -128,27 +248,38 @@ class CorolleStore:
             "nodes": p.get("nodes") or 0, "seconds": p["seconds"],
             "bytes": sum(f["bytes"] for f in p["files"]), "files": len(p["files"]),
         } for p in parts]
-        self.con.register("_manifest", pa.Table.from_pylist(rows, schema=MANIFEST_VIEW_SCHEMA))
-        self.con.execute("CREATE VIEW manifest AS SELECT * FROM _manifest")
-        self.con.execute(f"CREATE VIEW zone_stats AS {ZONE_STATS_SQL}")
         inst_rows = []
         for iid in sorted({p["instance"] for p in parts}):
             inst = self.instance(iid)
             inst_rows.append({"instance": iid, "name": inst.name, "width": inst.width,
                               "height": inst.height, "pieces": inst.n_pieces})
-        self.con.register("_instances", pa.Table.from_pylist(
-            inst_rows, schema=INSTANCES_VIEW_SCHEMA))
+        return {"_manifest": pa.Table.from_pylist(rows, schema=MANIFEST_VIEW_SCHEMA),
+                "_instances": pa.Table.from_pylist(inst_rows, schema=INSTANCES_VIEW_SCHEMA)}
+
+    def _create_views(self) -> None:
+        """The views, once per DuckDB database (cursors share them), its memory limit, and
+        the sandbox: no file read or write, no extension, no way back."""
+        for name, table in self._tables.items():
+            self.con.register(name, table)
+        self.con.execute("CREATE VIEW manifest AS SELECT * FROM _manifest")
+        self.con.execute(f"CREATE VIEW zone_stats AS {ZONE_STATS_SQL}")
         self.con.execute("CREATE VIEW instances AS SELECT * FROM _instances")
         for view, form in DATA_VIEWS.items():
-            # Arrow datasets: DuckDB reads them with file access locked (below)
-            if any(p["form"] == form for p in parts):
-                self.con.register(f"_{view}", dataset(self.root, form, manifest=self.manifest))
+            if form in self._datasets:
+                # an Arrow dataset (DuckDB reads it with file access locked), bound for
+                # its columns, then unregistered: a connection reads it once it registers
+                # it again, after the files' check (`_check_form`), whatever the query
+                # names (`query_table('coro' || 'lles')` included)
+                self.con.register(f"_{view}", self._datasets[form])
                 self.con.execute(f"CREATE VIEW {view} AS SELECT * FROM _{view}")
+                self.con.unregister(f"_{view}")
             else:  # no such partitions yet: an empty view with the partition columns
                 self.con.execute(
                     f"CREATE VIEW {view} AS SELECT NULL::VARCHAR AS instance, "
                     f"NULL::INTEGER AS hamming, NULL::INTEGER AS zone, "
                     f"NULL::INTEGER AS rotation WHERE false")
+        if self.memory_limit is not None:
+            self.con.execute(f"SET memory_limit = '{int(self.memory_limit)}B'")
         # read-only and confined: no file read or write, no extension, no way back
         self.con.execute("SET enable_external_access = false")
         self.con.execute("SET lock_configuration = true")
@@ -220,7 +351,7 @@ class CorolleStore:
             part = self.get_partition(instance, hamming, zone, rotation, form)
             if part is None:
                 continue
-            record = json.loads((self.root / part["path"] / meta_name(form)).read_text())
+            record = read_record(self.root, instance, hamming, zone, rotation, form)
             if not record.get("placements"):
                 continue
             out = {"slot": [], "pieces": [], "placements": []}
@@ -370,7 +501,7 @@ def _where(**kw) -> tuple[str, list]:
     return ("WHERE " + " AND ".join(conds) if conds else ""), params
 
 
-__all__ = ["connect", "CorolleStore", "MANIFEST"]
+__all__ = ["connect", "CorolleStore", "MANIFEST", "QueryLimitError"]
 
 
 def frontier_sql(instance: Instance, hamming: int) -> list[str]:

@@ -11,7 +11,8 @@ import numpy as np
 from e2store.errors import SolverError
 from e2store.instance.parsing import split_lines
 
-SCAN_ORDERS = ("rowscan", "columnscan", "diagonal", "spiral-in", "spiral-out", "quad-spiral")
+SCAN_ORDERS = ("rowscan", "columnscan", "diagonal", "spiral-in", "spiral-out", "quad-spiral",
+               "blackwood")
 
 
 def rowscan(width: int, height: int) -> np.ndarray:
@@ -89,6 +90,26 @@ def quad_spiral(width: int, height: int) -> np.ndarray:
     return np.array(out, dtype=np.int64).reshape(-1, 2)
 
 
+def blackwood(width: int, height: int) -> np.ndarray:
+    """The order of Blackwood's best-score solver (jblackwood345/EternityII_Solver, 2021),
+    in the official orientation of Eternity II (his board is this one turned a half turn,
+    so the centre clue sits on (8, 7) in both): the northern H-5 rows row by row, each
+    from east to west; then the southern 5 rows in three blocks: the 5 eastern columns row
+    by row (north to south, east to west), then each further column from north to south,
+    going west, leaving the 4 western columns, filled last row by row.  The late blocks
+    end the search in short columns, where its mismatches are allowed.  Boards under 6
+    rows or 10 columns: rows from the north, each east to west."""
+    if height < 6 or width < 10:
+        return np.array([(x, y) for y in range(height) for x in range(width - 1, -1, -1)],
+                        dtype=np.int64)
+    top = height - 5
+    out = [(x, y) for y in range(top) for x in range(width - 1, -1, -1)]
+    out += [(x, y) for y in range(top, height) for x in range(width - 1, width - 6, -1)]
+    out += [(x, y) for x in range(width - 6, 3, -1) for y in range(top, height)]
+    out += [(x, y) for y in range(top, height) for x in range(3, -1, -1)]
+    return np.array(out, dtype=np.int64)
+
+
 _BUILTIN = {
     "rowscan": rowscan,
     "columnscan": columnscan,
@@ -96,6 +117,7 @@ _BUILTIN = {
     "spiral-in": spiral_in,
     "spiral-out": spiral_out,
     "quad-spiral": quad_spiral,
+    "blackwood": blackwood,
 }
 
 

@@ -9,7 +9,6 @@ depth-first order is kept and the files do not depend on the number of threads.
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import threading
 import time
@@ -52,6 +51,7 @@ from e2store.store.layout import (
     partition_dir,
     prefix_schema,
 )
+from e2store.store.records import dump_doc, load_record
 from e2store.store.write import (
     FileSeq,
     PartitionResult,
@@ -115,7 +115,7 @@ def enumerate_zone(root: Path, instance: Instance, zone: Zone, hamming: int, *,
     for r in rotations:
         for f in forms:
             if (r, f) not in todo:
-                results.append(result_of(json.loads(record(r, f).read_text()), skipped=True))
+                results.append(result_of(load_record(record(r, f), root), skipped=True))
     if not todo:
         return results
     layout = corolle_layout(instance.width, instance.height, zone.x, zone.y, hamming)
@@ -149,7 +149,7 @@ def enumerate_zone(root: Path, instance: Instance, zone: Zone, hamming: int, *,
                                     corolles=corolles, nodes=walk_nodes.get(f, nodes),
                                     seconds=seconds, files=files,
                                     placements=placements_hex(seen))
-            (dirs[r] / meta_name(f)).write_text(json.dumps(meta, indent=1))
+            (dirs[r] / meta_name(f)).write_text(dump_doc(meta))
             results.append(result_of(meta, skipped=False))
         with store_lock(root):
             for r in {r for r, _ in todo}:
@@ -238,7 +238,7 @@ def write_walked_partitions(instance, zone, hamming, layout, todo, dirs, threads
                     mult = None if dist is None else canonical_chunk(cells, dist)[1]
                     out = {r: turned(cells, r, mult) for r in rots}
                     rows += cells.shape[1]
-                    raw += cells.shape[1] if dist is None else int(out[0][1].sum())
+                    raw += cells.shape[1] if dist is None else int(mult.sum())
                     for r in marked if dist is not None else ():
                         mark_placements(seen[r], out[r][0])
                     if buffers is not None and rows > SPILL_ROWS:

@@ -2,7 +2,7 @@
 
 The store is hive-partitioned Parquet + zstd with a manifest (docs/store-format.md).
 
-Layout, format version 2 (declared once, here)::
+Layout (declared once, here)::
 
     STORE/manifest.json                                  every partition, aggregated
     STORE/instances/<id>.e2s                             each instance (canonical format)
@@ -14,10 +14,11 @@ is one dataset of one schema for any Parquet reader (`form_glob`): the records s
 `_`, work in progress (`.staging`, `.shards`, `.lock`) with `.`, where scanners do not look.
 
 A flat row is one corolle: columns `s0..s{S-1}` (int16 packed `piece*4+r` in ring order,
--1 off the board) then `f0..f{F-1}` (int8 frontier colours, -1 off the board).  Partition
-values live in the path only.  A partition is built under `STORE/.staging/` and its files
-moved into place with its record last, so a killed run never leaves a partial partition
-visible; a rerun skips complete partitions and finishes the rest.
+-1 off the board); the frontier is computed on read.  Partition values live in the path
+only.  Every JSON file carries its own digest (`e2store.store.records`).  A partition is
+built under `STORE/.staging/` and its files moved into place with its record last, so a
+killed run never leaves a partial partition visible; a rerun skips complete partitions and
+finishes the rest.
 """
 
 from __future__ import annotations
@@ -35,11 +36,16 @@ from e2store.zones.geometry import (
     ring_offsets,
 )
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
+# the version that last changed the Parquet files (their footers say it): version 4 gave
+# the JSON files a digest (e2store.store.records) and left the data files as they were,
+# so a store's data checksum did not change
+FILE_FORMAT_VERSION = 3
 # version 1 kept every form of a partition in one directory, STORE/instance=<id>/hamming=<h>/
 # zone=<z>/rotation=<r>/, with the instance at STORE/instance=<id>/instance.e2s; version 2
 # stored the frontier colours `f*` in the flat and distinct rows and dictionary-encoded
-# them (`e2store migrate --store STORE` brings either to version 3; e2store.store.migrate)
+# them; version 3 had JSON files without a digest (`e2store migrate --store STORE` brings
+# any of them to version 4; e2store.store.migrate)
 
 
 FORM_FILE = {"flat": "part", "prefix": "prefix", "cartesian": "cartesian", "distinct": "distinct"}
@@ -101,8 +107,8 @@ def check_layout(root: Path, *, manifest: bool = False) -> None:
             f"bring it to version {FORMAT_VERSION}")
     if manifest:
         try:
-            version = json.loads((Path(root) / MANIFEST).read_text()).get("format_version", 0)
-        except (OSError, ValueError, AttributeError):
+            version = json.loads((Path(root) / MANIFEST).read_bytes()).get("format_version", 0)
+        except (OSError, ValueError, AttributeError, RecursionError):
             return  # none yet, or unreadable: the reader says so
         if isinstance(version, int) and 0 < version < FORMAT_VERSION:
             raise StoreVersionError(
@@ -161,7 +167,7 @@ def layout_metadata(form: str, instance_id: str, hamming: int, zone: int, rotati
     """Parquet key-value metadata: enough for a reader to check what it opened."""
     fslots, fsides = frontier_layout(hamming)
     return {
-        "e2store.format_version": str(FORMAT_VERSION),
+        "e2store.format_version": str(FILE_FORMAT_VERSION),
         "e2store.form": form,
         "e2store.instance": instance_id,
         "e2store.hamming": str(hamming),

@@ -13,6 +13,10 @@ rows PLAIN-encoded: each such partition of an older version is rewritten in a st
 --force` would; the records tell a rerun which partitions are left.  prefix and cartesian
 files are the same in both versions.  The manifest is rewritten from the records last (its
 checksum changes: it covers the paths and the files' bytes).
+
+Version 4 gives every JSON file its digest (`e2store.store.records`); the data files are
+those of version 3, so the records are rewritten (each atomically) and the manifest last,
+and the data checksum does not change.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from e2store.store.layout import (
     record_paths,
     writer_options,
 )
+from e2store.store.records import dump_doc
 
 
 def store_version(root: str | Path) -> int:
@@ -77,7 +82,11 @@ def migrate_store(root: str | Path) -> list[str]:
     rewritten = _rewrite_frontier_forms(root)
     if rewritten:
         done.append(f"rewrote {rewritten} flat and distinct partitions without their "
-                    f"frontier columns (format version {FORMAT_VERSION})")
+                    f"frontier columns (format version 3)")
+    digested = _add_digests(root)
+    if digested:
+        done.append(f"gave {digested} partition records their digest (format version "
+                    f"{FORMAT_VERSION})")
     if done or version < FORMAT_VERSION:
         write_manifest(root)
         done.append(f"rewrote {MANIFEST} from the records")
@@ -179,9 +188,26 @@ def _rewrite_partition(root: Path, path: Path, rec: dict, work: Path) -> None:
                 t = pf.read_row_group(g, columns=schema.names)
                 w.write_table(pa.Table.from_arrays(t.columns, schema=schema))
         files.append({**f, "bytes": dst.stat().st_size, "sha256": sha256_file(dst)})
-    (work / path.name).write_text(json.dumps(
-        {**rec, "format_version": FORMAT_VERSION, "files": files}, indent=1))
+    (work / path.name).write_text(dump_doc(
+        {**rec, "format_version": FORMAT_VERSION, "files": files}))
     atomic_write_text(work / READY, "")
+
+
+def _add_digests(root: Path) -> int:
+    """Rewrite every partition record older than version 4 with its digest (each
+    atomically; e2store.store.records); returns how many.  The manifest, rewritten from the
+    records after, says the oldest version until every record is done."""
+    from e2store.files import atomic_write_text
+    from e2store.store.write import store_lock
+
+    n = 0
+    with store_lock(root):
+        for path in record_paths(root):
+            rec = json.loads(path.read_bytes())
+            if isinstance(rec, dict) and rec.get("format_version", 1) < FORMAT_VERSION:
+                atomic_write_text(path, dump_doc({**rec, "format_version": FORMAT_VERSION}))
+                n += 1
+    return n
 
 
 def _remove_empty(directory: Path) -> None:

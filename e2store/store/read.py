@@ -3,7 +3,6 @@ expanded to flat rows (each file checked to belong to the partition asked for)."
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,7 +27,9 @@ from e2store.store.layout import (
     meta_name,
     partition_dir,
     prefix_schema,
+    record_paths,
 )
+from e2store.store.records import check_manifest, load_doc, load_record
 from e2store.zones.geometry import n_frontier, n_slots
 
 FORM_SCHEMA = {"flat": flat_schema, "prefix": prefix_schema, "cartesian": cartesian_schema,
@@ -36,19 +37,37 @@ FORM_SCHEMA = {"flat": flat_schema, "prefix": prefix_schema, "cartesian": cartes
 
 
 def read_manifest(root: Path) -> dict:
-    path = Path(root) / MANIFEST
-    if not path.exists():
-        raise StoreError(f"{path}: no manifest (expected a store written by `e2store enumerate`)")
-    check_layout(Path(root))
-    m = json.loads(path.read_text())
-    if m.get("format_version", 0) > FORMAT_VERSION:
-        raise StoreError(f"{path}: format version {m['format_version']} is newer than this "
+    """The store's manifest, its digest and shape checked (`e2store.store.records`):
+    StoreError naming what to run when it is absent, damaged or of another version."""
+    root = Path(root)
+    path = root / MANIFEST
+    check_layout(root)
+    try:
+        m = load_doc(path, root, "manifest")
+    except FileNotFoundError:
+        raise StoreError(missing_manifest(root)) from None
+    except StoreVersionError:
+        raise
+    version = m.get("format_version", 0)
+    if isinstance(version, int) and version > FORMAT_VERSION:
+        raise StoreError(f"{path}: format version {version} is newer than this "
                          f"e2store reads ({FORMAT_VERSION}); upgrade e2store")
-    if m.get("format_version", 0) < FORMAT_VERSION:
-        raise StoreVersionError(f"{path}: format version {m.get('format_version')}; this "
+    if not isinstance(version, int) or version < FORMAT_VERSION:
+        raise StoreVersionError(f"{path}: format version {version}; this "
                                 f"e2store reads {FORMAT_VERSION}: run `e2store migrate "
                                 f"--store {root}`")
-    return m
+    return check_manifest(m, path, root)
+
+
+def missing_manifest(root: Path) -> str:
+    """Why a store has no manifest, and the command that finishes it."""
+    root = Path(root)
+    if record_paths(root):  # partitions published, the manifest not yet: a killed run
+        return (f"{root / MANIFEST}: no manifest, but the store holds partitions (a run was "
+                f"stopped before it wrote one): run `e2store verify --store {root} --repair` "
+                f"to write it from the partition records, or rerun the command that was "
+                f"stopped")
+    return f"{root / MANIFEST}: no manifest (expected a store written by `e2store enumerate`)"
 
 
 def check_file_metadata(path: Path, kv: dict[str, str], expected: dict[str, str]) -> None:
@@ -79,11 +98,12 @@ def read_record(root: Path, instance_id: str, hamming: int, zone: int, rotation:
         raise StoreError(f"unknown form {form!r} (expected one of {', '.join(FORMS)})")
     d = partition_dir(root, instance_id, hamming, zone, rotation, form)
     record = d / meta_name(form)
-    if not record.exists():
+    try:
+        return load_record(record, root)
+    except FileNotFoundError:
         raise StoreError(f"{d}: no complete {form} partition (run `e2store enumerate "
                          f"--form {form}` for it, or the pipeline steps `e2store stage "
-                         f"gather`, `stage rotate`, `stage encode`)")
-    return json.loads(record.read_text())
+                         f"gather`, `stage rotate`, `stage encode`)") from None
 
 
 def damaged(path: Path, root: Path, e: Exception) -> StoreError:
@@ -107,15 +127,18 @@ def check_file_hash(path: Path, root: Path, sha256: str | None) -> None:
 
 
 def checked_paths(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
-                  form: str) -> Iterator[tuple[Path, pq.ParquetFile]]:
+                  form: str, record: dict | None = None,
+                  ) -> Iterator[tuple[Path, pq.ParquetFile]]:
     """(path, file) of each Parquet file of a complete partition in order, each checked
-    against its record first (`check_file_hash`), then to belong to it; their pages' CRC
-    checksums are verified as they are read too."""
+    against its record (`record`, default the one on disk) first (`check_file_hash`), then
+    to belong to it; their pages' CRC checksums are verified as they are read too."""
     d = partition_dir(root, instance_id, hamming, zone, rotation, form)
     expected = {"form": form, "instance": instance_id, "hamming": str(hamming),
                 "zone": str(zone), "rotation": str(rotation)}
     schema = FORM_SCHEMA[form](hamming).remove_metadata()
-    for f in read_record(root, instance_id, hamming, zone, rotation, form)["files"]:
+    if record is None:
+        record = read_record(root, instance_id, hamming, zone, rotation, form)
+    for f in record["files"]:
         path = d / f["file"]
         check_file_hash(path, root, f.get("sha256"))
         try:
@@ -144,8 +167,8 @@ def checked_files(root: Path, instance_id: str, hamming: int, zone: int, rotatio
 
 
 def _read_tables(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
-                 form: str) -> Iterator[pa.Table]:
-    for path, pf in checked_paths(root, instance_id, hamming, zone, rotation, form):
+                 form: str, record: dict | None = None) -> Iterator[pa.Table]:
+    for path, pf in checked_paths(root, instance_id, hamming, zone, rotation, form, record):
         try:
             t = pf.read()
         except (OSError, ValueError, pa.ArrowException) as e:
@@ -195,6 +218,33 @@ def read_distinct(root: Path, instance_id: str, hamming: int, zone: int, rotatio
     rows = np.concatenate(cells)
     return (rows, frontier_of(rows, _store_instance(root, instance_id), hamming),
             np.concatenate(mult))
+
+
+def partition_placements(root: Path, record: dict, instance: Instance) -> list[str]:
+    """The per-slot placement bitmaps (`placements_hex`) of the partition `record`
+    describes, computed from its data files (each checked against `record` first): what
+    its record keeps as `placements`, for `e2store verify --repair` to rebuild a record."""
+    from e2store.corolles.placements import (
+        cartesian_placements,
+        mark_placements,
+        placements_hex,
+        placements_seen,
+    )
+
+    form, h = record["form"], record["hamming"]
+    key = (record["instance"], h, record["zone"], record["rotation"], form)
+    seen = placements_seen(h, instance.n_pieces)
+    for t in _read_tables(root, *key, record):
+        if form == "cartesian":
+            try:
+                seen |= cartesian_placements(CartesianRows.from_table(t, h), instance.n_pieces)
+            except ValueError as e:
+                raise StoreError(f"{partition_dir(root, *key)}: damaged cartesian file: "
+                                 f"{e}") from None
+        else:
+            cells = prefix_from_table(t, h) if form == "prefix" else _slot_rows(t, h)
+            mark_placements(seen, np.ascontiguousarray(cells.T))
+    return placements_hex(seen)
 
 
 def _slot_rows(t: pa.Table, hamming: int) -> np.ndarray:

@@ -21,7 +21,6 @@ work that is already complete, and refreshes the manifest.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -63,6 +62,7 @@ from e2store.store.layout import (
     prefix_schema,
 )
 from e2store.store.read import checked_paths, damaged, read_record
+from e2store.store.records import dump_doc, load_doc, load_record
 from e2store.store.write import (
     FileSeq,
     PartitionResult,
@@ -186,10 +186,10 @@ def enumerate_shard(root: Path, instance: Instance, zone: Zone, hamming: int, sh
     write_instance_file(root, instance)
     final = partition_dir(root, instance.id, hamming, zone.id, 0, "flat")
     if (final / meta_name("flat")).exists():
-        return {**json.loads((final / meta_name("flat")).read_text()), "skipped": True}
+        return {**load_record(final / meta_name("flat"), root), "skipped": True}
     target = shard_dir(root, instance.id, hamming, zone.id, shard, shards)
     if (target / SHARD_META).exists():
-        record = json.loads((target / SHARD_META).read_text())
+        record = load_doc(target / SHARD_META, root, "shard record")
         if shards == 1:  # a run killed between publishing the shard and the partition
             gather_shards(root, instance, zone, hamming, 1)
         return {**record, "skipped": True}
@@ -212,7 +212,7 @@ def enumerate_shard(root: Path, instance: Instance, zone: Zone, hamming: int, sh
                   "prefix_depth": int(split.prefixes.shape[1]), "rows": rows,
                   "nodes": nodes, "seconds": round(time.perf_counter() - t0, 6),
                   "files": files, "placements": placements_hex(seen)}
-        (stage / SHARD_META).write_text(json.dumps(record, indent=1))
+        (stage / SHARD_META).write_text(dump_doc(record))
         with store_lock(root):
             target.parent.mkdir(parents=True, exist_ok=True)
             if target.exists():  # files of a killed attempt without a record
@@ -230,7 +230,7 @@ def gather_shards(root: Path, instance: Instance, zone: Zone, hamming: int,
     root = Path(root)
     final = partition_dir(root, instance.id, hamming, zone.id, 0, "flat")
     if (final / meta_name("flat")).exists():
-        return result_of(json.loads((final / meta_name("flat")).read_text()), skipped=True)
+        return result_of(load_record(final / meta_name("flat"), root), skipped=True)
     dirs = [shard_dir(root, instance.id, hamming, zone.id, k, shards) for k in range(shards)]
     records = []
     for k, d in enumerate(dirs):
@@ -239,7 +239,7 @@ def gather_shards(root: Path, instance: Instance, zone: Zone, hamming: int,
                              f"{hamming}) is missing; run `e2store stage shard INSTANCE --store "
                              f"{root} --hamming {hamming} --zone {zone.id} --shard "
                              f"{k}/{shards}`")
-        records.append(json.loads((d / SHARD_META).read_text()))
+        records.append(load_doc(d / SHARD_META, root, "shard record"))
     rows = sum(r["rows"] for r in records)
     with staging_run(root) as staging:
         stage = staging / "partition"
@@ -259,7 +259,7 @@ def gather_shards(root: Path, instance: Instance, zone: Zone, hamming: int,
                                 nodes=sum(r["nodes"] for r in records),
                                 seconds=sum(r["seconds"] for r in records), files=files,
                                 shards=shards, placements=placements_hex(seen))
-        (stage / meta_name("flat")).write_text(json.dumps(meta, indent=1))
+        (stage / meta_name("flat")).write_text(dump_doc(meta))
         with store_lock(root):
             publish_partition(stage, root, (instance.id, hamming, zone.id, 0), staging / "old",
                               ["flat"], listed=True)
@@ -316,7 +316,7 @@ def _stage_partition(root: Path, instance: Instance, zone: Zone, hamming: int, r
     root = Path(root)
     final = partition_dir(root, instance.id, hamming, zone.id, rotation, form)
     if not force and (final / meta_name(form)).exists():
-        return result_of(json.loads((final / meta_name(form)).read_text()), skipped=True)
+        return result_of(load_record(final / meta_name(form), root), skipped=True)
     clean_staging(root)
     t0 = time.perf_counter()
     with staging_run(root) as staging:
@@ -327,7 +327,7 @@ def _stage_partition(root: Path, instance: Instance, zone: Zone, hamming: int, r
                                 corolles=corolles, nodes=nodes,
                                 seconds=time.perf_counter() - t0, files=files,
                                 placements=placements, **extra)
-        (stage / meta_name(form)).write_text(json.dumps(meta, indent=1))
+        (stage / meta_name(form)).write_text(dump_doc(meta))
         with store_lock(root):
             publish_partition(stage, root, (instance.id, hamming, zone.id, rotation),
                               staging / "old", [form], listed=True)

@@ -1,5 +1,9 @@
 """Re-hash a store against what it recorded (`e2store verify`).
 
+Every JSON file of the store (records, manifest, closure headers) carries its own digest
+(`e2store.store.records`) and is checked against it first, and against the bytes e2store
+writes for its content.
+
 Every complete partition has a record (`_partition[.form].json`) listing its Parquet files
 with their size, SHA-256 and rows, and the manifest aggregates the records with a
 checksum over every file's hash.  `verify_store` re-reads everything: each file's bytes
@@ -13,16 +17,37 @@ command that rewrites its partition; `repair_store` runs those rewrites (`verify
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from e2store.errors import StoreError
-from e2store.store.layout import FORMS, MANIFEST, instance_path, record_paths
-from e2store.store.read import check_file_metadata, read_manifest
+from e2store.errors import DamagedStoreError, StoreError
+from e2store.store.layout import (
+    MANIFEST,
+    check_layout,
+    instance_path,
+    meta_name,
+    partition_dir,
+    record_paths,
+)
+from e2store.store.read import (
+    check_file_metadata,
+    missing_manifest,
+    partition_placements,
+    read_manifest,
+)
+from e2store.store.records import (
+    DIGEST,
+    check_manifest,
+    check_record,
+    doc_digest,
+    dump_doc,
+    load_doc,
+    load_record,
+    parse_doc,
+)
 from e2store.store.write import sha256_file
 
 
@@ -42,6 +67,8 @@ class Damage:
         p = self.partition
         if p is None:
             return None
+        if p.get("record") or p.get("x") is None:
+            return f"e2store verify --store {root} --repair"
         return (f"e2store enumerate {instance_path(root, p['instance'])} --store "
                 f"{root} --hamming {p['hamming']} --at {p['x']},{p['y']} --form {p['form']} "
                 f"--force")
@@ -120,23 +147,28 @@ def _check_record(root: Path, meta: Path, rec: dict, report: VerifyReport) -> No
 
 
 def _check_manifest(root: Path, manifest: dict, records: dict[tuple[str, str], dict],
-                    instances, hammings, report: VerifyReport) -> None:
-    """The manifest's entries against the records on disk, and its checksum."""
+                    damaged_records: set[tuple[str, str]], instances, hammings,
+                    report: VerifyReport) -> None:
+    """The manifest's entries against the records on disk (each entry is its record less
+    the placements, plus its path), and the data checksum.  A record the manifest does not
+    list is not damage: a run stopped before it listed it, and readers do not see it yet."""
     digest = hashlib.sha256()
-    for m in manifest.get("partitions", []):
-        for f in m.get("files", []):
+    for m in manifest["partitions"]:
+        for f in m["files"]:
             digest.update(f"{m['path']}/{f['file']} {f['sha256']}\n".encode())
-        if not _selected(m, instances, hammings):
+        key = (m["path"], m["form"])
+        if not _selected(m, instances, hammings) or key in damaged_records:
             continue
-        rec = records.get((m.get("path"), m.get("form")))
+        rec = records.get(key)
         if rec is None:
-            report.damaged.append(Damage(MANIFEST, f"lists partition {m.get('path')} "
-                                                   f"({m.get('form')}) that has no record"))
-        elif rec.get("files") != m.get("files") or rec.get("rows") != m.get("rows"):
-            report.damaged.append(Damage(MANIFEST, f"entry of {m.get('path')} "
-                                                   f"({m.get('form')}) differs from its record"))
-    if digest.hexdigest() != manifest.get("checksum"):
-        report.damaged.append(Damage(MANIFEST, f"checksum {manifest.get('checksum')} does not "
+            report.damaged.append(Damage(MANIFEST, f"lists partition {m['path']} "
+                                                   f"({m['form']}) that has no record"))
+        elif {k: v for k, v in rec.items() if k != "placements"} != {
+                k: v for k, v in m.items() if k != "path"}:
+            report.damaged.append(Damage(MANIFEST, f"entry of {m['path']} ({m['form']}) "
+                                                   f"differs from its record"))
+    if digest.hexdigest() != manifest["checksum"]:
+        report.damaged.append(Damage(MANIFEST, f"checksum {manifest['checksum']} does not "
                                                f"match its entries ({digest.hexdigest()})"))
 
 
@@ -146,11 +178,11 @@ def _check_closures(root: Path, report: VerifyReport) -> None:
         report.closures += 1
         rel = str(head_path.relative_to(root))
         try:
-            head = json.loads(head_path.read_text())
+            head = load_doc(head_path, root, "closure header")
             data = head_path.with_suffix(".bloom")
             want = head["sha256"]
-        except (OSError, ValueError, KeyError) as e:
-            report.damaged.append(Damage(rel, f"unreadable closure header ({e})"))
+        except (OSError, KeyError) as e:
+            report.damaged.append(Damage(rel, _problem(e)))
             continue
         if not data.exists():
             report.damaged.append(Damage(str(data.relative_to(root)), "missing"))
@@ -165,65 +197,154 @@ def _check_closures(root: Path, report: VerifyReport) -> None:
                                          f"it)"))
 
 
+def _problem(e: Exception) -> str:
+    """What is wrong with a damaged JSON file, without its path (Damage adds it)."""
+    if isinstance(e, DamagedStoreError):
+        return f"damaged {e.what} ({e.problem})"
+    return f"unreadable ({e})"
+
+
+def _path_partition(root: Path, meta: Path) -> dict:
+    """The partition a record's path names (form, hamming, instance, zone, rotation)."""
+    d = meta.parent.relative_to(root).parts
+    kv = dict(p.split("=", 1) for p in d[1:])
+    return {"form": d[0], "instance": kv["instance"], "hamming": int(kv["hamming"]),
+            "zone": int(kv["zone"]), "rotation": int(kv["rotation"])}
+
+
+def _read_checked(path: Path, root: Path, check, what: str) -> tuple[dict | None, str | None]:
+    """(document, None) or (None, problem): digest, shape, and the exact bytes e2store
+    writes for that content (so a change that leaves the content alone is found too)."""
+    try:
+        raw = path.read_bytes()
+        doc = check(parse_doc(raw, path.relative_to(root), root, what), path, root)
+    except (OSError, ValueError) as e:
+        return None, _problem(e)
+    if raw != dump_doc(doc).encode():
+        return None, "damaged (its bytes are not those e2store writes for its content)"
+    return doc, None
+
+
 def verify_store(root: str | Path, instances: Iterable[str] | None = None,
                  hammings: Iterable[int] | None = None,
                  progress: Callable[[str], None] | None = None) -> VerifyReport:
     """Re-hash every file of store `root` (or of the chosen instances and hammings) against
-    its records and the manifest (module docstring).  StoreError when `root` has no
-    readable manifest."""
+    its records and the manifest, and every JSON file against its digest (module
+    docstring).  StoreError when `root` has no manifest and no record (not a store), or
+    is of an older version (run `e2store migrate`)."""
     root = Path(root)
-    try:
-        manifest = read_manifest(root)
-    except ValueError as e:  # a damaged manifest.json
-        raise StoreError(f"{root / MANIFEST}: unreadable manifest ({e}); rebuild it with "
-                         f"`e2store enumerate ... --store {root}`") from None
+    check_layout(root)
     instances = None if instances is None else list(instances)
     hammings = None if hammings is None else list(hammings)
     report = VerifyReport(str(root))
-    records: dict[tuple[str, str], dict] = {}
-    for meta in record_paths(root):
+    manifest = None
+    if not (root / MANIFEST).exists():
+        if not record_paths(root):
+            raise StoreError(missing_manifest(root))
+        report.damaged.append(Damage(MANIFEST, "missing (a run stopped before it wrote it)"))
+    else:
         try:
-            rec = json.loads(meta.read_text())
-        except (OSError, ValueError) as e:
-            report.damaged.append(Damage(str(meta.relative_to(root)),
-                                         f"unreadable partition record ({e})"))
+            read_manifest(root)  # the version; StoreVersionError names `migrate`
+        except DamagedStoreError:
+            pass  # reported below, with the other JSON files
+        manifest, problem = _read_checked(root / MANIFEST, root, check_manifest, "manifest")
+        if problem:
+            report.damaged.append(Damage(MANIFEST, problem))
+    entries = {(m["path"], m["form"]): m for m in (manifest or {}).get("partitions", [])}
+    records: dict[tuple[str, str], dict] = {}
+    damaged_records: set[tuple[str, str]] = set()
+    for meta in record_paths(root):
+        part = _path_partition(root, meta)
+        if not _selected(part, instances, hammings):
             continue
-        if rec.get("form") not in FORMS or not _selected(rec, instances, hammings):
-            continue
-        records[(str(meta.parent.relative_to(root)), rec["form"])] = rec
+        key = (str(meta.parent.relative_to(root)), part["form"])
         report.partitions += 1
+        rec, problem = _read_checked(meta, root, check_record, "partition record")
+        if rec is not None and {k: rec[k] for k in part} != part:
+            rec, problem = None, (f"damaged partition record (it describes "
+                                  f"{ {k: rec[k] for k in part} }, not its directory)")
+        if rec is None:
+            entry = entries.get(key, {})
+            part |= {"x": entry.get("x"), "y": entry.get("y"), "record": True}
+            report.damaged.append(Damage(str(meta.relative_to(root)), problem, part))
+            damaged_records.add(key)
+            continue
+        records[key] = rec
         _check_record(root, meta, rec, report)
         if progress:
             progress(f"verified {report.partitions} partitions, {report.files} files")
-    _check_manifest(root, manifest, records, instances, hammings, report)
+    if manifest is not None:
+        _check_manifest(root, manifest, records, damaged_records, instances, hammings, report)
     if instances is None and hammings is None:
         _check_closures(root, report)
     return report
 
 
 def repair_store(root: str | Path, report: VerifyReport, progress=None) -> list[str]:
-    """Rewrite what `report` found damaged in store `root`: every damaged partition's zone
-    re-enumerated in that form (forced, from the store's own copy of the instance: the
-    command `Damage.repair` names), damaged closure tables removed (the next `solve
-    --store` rebuilds them), then the manifest rewritten from the records.  One line per
-    action."""
+    """Rewrite what `report` found damaged in store `root`, one line per action:
+
+    * a damaged record is rebuilt from its manifest entry and its data files (the
+      placements recomputed), when that gives back the record the entry's digest names;
+    * otherwise, and for damaged data files, the partition is re-enumerated in that form
+      (forced, from the store's own copy of the instance: the command `Damage.repair`
+      names); a record still intact is then kept as it was (its timings and nodes) when
+      the new files are the ones it lists;
+    * damaged closure tables are removed (the next `solve --store` rebuilds them);
+    * the manifest is rewritten from the records last."""
+    from e2store.files import atomic_write_text
     from e2store.instance.formats import read_instance
     from e2store.store.build import enumerate_store
-    from e2store.store.write import write_manifest
+    from e2store.store.write import store_lock, write_manifest
 
     root = Path(root)
     done = []
-    todo = sorted({(p["instance"], p["hamming"], p["zone"], p["form"])
-                   for d in report.damaged if (p := d.partition) is not None})
-    for inst_id, hamming, zone, form in todo:
-        path = instance_path(root, inst_id)
-        inst = read_instance(path, format="e2store")
-        if inst.id != inst_id:
-            raise StoreError(f"{path}: holds instance {inst.id}, the store's records say "
-                             f"{inst_id}; enumerate that instance again into a new store")
-        enumerate_store(root, inst, hamming, [zone], force=True, forms=[form],
-                        progress=progress)
-        done.append(f"rewrote instance={inst_id} hamming={hamming} zone={zone} ({form})")
+    try:
+        entries = {(m["path"], m["form"]): m for m in read_manifest(root)["partitions"]}
+    except StoreError:
+        entries = {}
+    instances: dict[str, object] = {}
+
+    def instance(inst_id: str):
+        if inst_id not in instances:
+            path = instance_path(root, inst_id)
+            inst = read_instance(path, format="e2store")
+            if inst.id != inst_id:
+                raise StoreError(f"{path}: holds instance {inst.id}, the store's records say "
+                                 f"{inst_id}; enumerate that instance again into a new store")
+            instances[inst_id] = inst
+        return instances[inst_id]
+
+    todo: dict[tuple, set[int]] = {}
+    for d in report.damaged:
+        p = d.partition
+        if p is None:
+            continue
+        if p.get("record"):
+            with store_lock(root):
+                rebuilt = _rebuild_record(root, root / d.path, entries, instance(p["instance"]))
+            if rebuilt:
+                done.append(f"rebuilt {d.path} from the manifest and its data files")
+                continue
+        todo.setdefault((p["instance"], p["hamming"], p["zone"], p["form"]),
+                        set()).add(p["rotation"])
+    for (inst_id, hamming, zone, form), rotations in sorted(todo.items()):
+        kept = {}
+        for r in rotations:
+            meta = partition_dir(root, inst_id, hamming, zone, r, form) / meta_name(form)
+            try:
+                kept[meta] = (meta.read_text(), load_record(meta, root))
+            except (OSError, ValueError):
+                pass  # damaged or missing: the new record stands
+        enumerate_store(root, instance(inst_id), hamming, [zone], force=True, forms=[form],
+                        rotations=sorted(rotations), progress=progress)
+        for meta, (text, old) in kept.items():
+            new = load_record(meta, root)
+            same = all(new.get(k) == old.get(k) for k in ("files", "rows", "corolles",
+                                                              "placements"))
+            if same:
+                atomic_write_text(meta, text)  # its nodes and timings, as first written
+        done.append(f"rewrote instance={inst_id} hamming={hamming} zone={zone} ({form}, "
+                    f"rotation {', '.join(map(str, sorted(rotations)))})")
     closures = sorted({Path(d.path).with_suffix("") for d in report.damaged
                        if d.partition is None and Path(d.path).parts[:1] == ("closures",)})
     for stem in closures:
@@ -233,3 +354,24 @@ def repair_store(root: str | Path, report: VerifyReport, progress=None) -> list[
     write_manifest(root)
     done.append(f"rewrote {MANIFEST} from the records")
     return done
+
+
+def _rebuild_record(root: Path, meta: Path, entries: dict, instance) -> bool:
+    """Write the record at `meta` back from its manifest entry and its data files, if
+    that gives the record whose digest the entry holds; False otherwise."""
+    from e2store.files import atomic_write_text
+
+    key = (str(meta.parent.relative_to(root)), _path_partition(root, meta)["form"])
+    entry = entries.get(key)
+    if entry is None:
+        return False
+    rec = {k: v for k, v in entry.items() if k not in ("path", DIGEST)}
+    try:
+        placements = partition_placements(root, rec, instance)
+    except (OSError, ValueError):
+        return False  # a data file is damaged too: the partition is rewritten
+    for candidate in ({**rec, "placements": placements}, rec):
+        if doc_digest(candidate) == entry.get(DIGEST):
+            atomic_write_text(meta, dump_doc(candidate))
+            return True
+    return False

@@ -47,6 +47,7 @@ from e2store.store.layout import (
     record_paths,
     writer_options,
 )
+from e2store.store.records import check_manifest, dump_doc, load_doc, load_record
 from e2store.zones.zonemap import Zone
 
 
@@ -390,8 +391,9 @@ def publish_partition(staged: Path, root: Path, key: tuple[str, int, int, int], 
 
 
 def _manifest_entry(root: Path, meta_path: Path) -> dict:
-    """A partition record as the manifest lists it: no per-slot bitmaps, its path added."""
-    m = json.loads(meta_path.read_text())
+    """A partition record as the manifest lists it: no per-slot bitmaps, its path added;
+    its `digest` is the record's (what `verify --repair` rebuilds a lost record against)."""
+    m = load_record(meta_path, root)
     m.pop("placements", None)  # per-slot bitmaps stay in the records (query.cardinality)
     m["path"] = str(meta_path.parent.relative_to(root))
     return m
@@ -406,8 +408,7 @@ def _manifest_of(parts: list[dict]) -> dict:
         for f in m["files"]:
             digest.update(f"{m['path']}/{f['file']} {f['sha256']}\n".encode())
     # a half-migrated store says the oldest version of its rows (e2store.store.migrate)
-    version = min([FORMAT_VERSION] + [m.get("format_version", 1) for m in parts
-                                      if m["form"] in ("flat", "distinct")])
+    version = min([FORMAT_VERSION] + [m.get("format_version", 1) for m in parts])
     return {"format_version": version,
             "forms": [f for f in FORMS if any(m["form"] == f for m in parts)],
             "checksum": digest.hexdigest(), "partitions": parts}
@@ -418,16 +419,16 @@ def _update_manifest(root: Path, part: Path, without: Iterable[str] = ()) -> Non
     stand, less the forms `without` (the rest as listed), without reading every other
     record."""
     try:
-        listed = json.loads((root / MANIFEST).read_text())["partitions"]
-    except (OSError, ValueError, KeyError, TypeError):
-        _write_manifest(root)  # unreadable: rebuilt from the records
-        listed = json.loads((root / MANIFEST).read_text())["partitions"]
+        listed = check_manifest(load_doc(root / MANIFEST, root, "manifest"), root / MANIFEST,
+                                root)["partitions"]
+    except (OSError, ValueError):  # absent, damaged or older: rebuilt from the records
+        listed = _write_manifest(root)["partitions"]
     rel, without = str(part.relative_to(root)), set(without)
     parts = [m for m in listed if m.get("path") != rel]
     parts += [m for m in (_manifest_entry(root, meta)
                           for meta in sorted(part.glob("_partition*.json")))
               if m["form"] not in without]
-    atomic_write_text(root / MANIFEST, json.dumps(_manifest_of(parts), indent=1) + "\n")
+    atomic_write_text(root / MANIFEST, dump_doc(_manifest_of(parts)))
 
 
 def write_manifest(root: Path) -> dict:
@@ -445,8 +446,9 @@ def _write_manifest(root: Path) -> dict:
     manifest = _manifest_of([
         _manifest_entry(root, meta)
         for meta in record_paths(root)])
-    atomic_write_text(root / MANIFEST, json.dumps(manifest, indent=1) + "\n")
-    return manifest
+    text = dump_doc(manifest)
+    atomic_write_text(root / MANIFEST, text)
+    return json.loads(text)
 
 
 def write_flat_file(path: Path, cells: np.ndarray, front: np.ndarray, hamming: int) -> None:

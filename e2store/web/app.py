@@ -5,11 +5,15 @@ server from Jinja2 templates (no JavaScript build step; a few lines of inline sc
 the zone map clickable) and, for every page, its data as JSON under `/api/...`
 (`e2store.web.data`; the OpenAPI description at `/api/openapi.json`, browsable at
 `/api/docs`).  Bad input is a 4xx page (or JSON under `/api`) saying what was wrong; the
-server keeps running.
+server keeps running.  Every parameter is checked before any work (`e2store.web.data`);
+the server's queries share one DuckDB memory limit (`memory_limit`), the SQL box's have a
+time limit (`sql_seconds`), and `e2store serve` caps the process's memory
+(`cap_process_memory`).  A request the server has no memory for is a 503, never a 500.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 from collections.abc import Iterable
@@ -23,17 +27,21 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from e2store.errors import E2StoreError, MissingError, ZoneError
 from e2store.query import CorolleStore, connect
+from e2store.query.limits import DEFAULT_MEMORY_LIMIT
 from e2store.web.data import (
     PAGE_SIZE,
+    SQL_MAX_ROWS,
     SQL_ROWS,
     SQL_SECONDS,
+    BadParameter,
     cell_page,
     corolles_page,
     instance_page,
     overview,
-    run_sql,
+    shown,
 )
 from e2store.web.reports import records_tables, results_file, results_listing, store_tables
+from e2store.web.sqlbox import SqlBox, SqlBusy
 from e2store.web.status import run_status
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -41,14 +49,17 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 def create_app(store: str | Path, *, results: str | Path | None = None,
                records: str | Path | None = None, status: Iterable[str | Path] = (),
-               sql_seconds: float = SQL_SECONDS) -> FastAPI:
+               sql_seconds: float = SQL_SECONDS,
+               memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> FastAPI:
     """The explorer of the store at `store` (StoreError at once if it is none), of the
     pipeline's `results` directory and a count-`records` directory when given, and of the
     long runs `status` names (status files of `--status FILE`, or Snakemake working
-    directories)."""
+    directories).  `sql_seconds`: the SQL box's time limit; `memory_limit`: the bytes the
+    server's queries may use together (one DuckDB database, one cursor per thread)."""
     followed = [Path(p) for p in status]
     records = None if records is None else Path(records)
-    root = connect(store)  # checks the store now, not at the first request
+    root = connect(store, memory_limit=memory_limit)  # the store is checked now
+    box = SqlBox(root, seconds=sql_seconds, memory_limit=memory_limit)  # worker processes
     results = None if results is None else Path(results).resolve()
     local = threading.local()  # a DuckDB handle per server thread (`CorolleStore.cursor`)
 
@@ -64,8 +75,13 @@ def create_app(store: str | Path, *, results: str | Path | None = None,
         are not kept."""
         return fn(handle(), *args, **kw)
 
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        yield
+        box.close()  # the SQL box's worker processes end with the server
+
     app = FastAPI(title="e2store explorer", docs_url="/api/docs", redoc_url=None,
-                  openapi_url="/api/openapi.json",
+                  openapi_url="/api/openapi.json", lifespan=lifespan,
                   description=f"A read-only view of the corolle store {root.root}.")
     templates = Jinja2Templates(directory=str(TEMPLATES))
 
@@ -93,6 +109,15 @@ def create_app(store: str | Path, *, results: str | Path | None = None,
         what = "; ".join(f"{'.'.join(map(str, e['loc'][1:]))}: {e['msg']}"
                          for e in exc.errors())
         return failure(request, 400, f"bad request: {what}")
+
+    @app.exception_handler(SqlBusy)
+    async def busy(request: Request, exc: SqlBusy):
+        return failure(request, 503, str(exc))
+
+    @app.exception_handler(MemoryError)
+    async def no_memory(request: Request, exc: MemoryError):
+        return failure(request, 503, "the server has no memory left for this request: try "
+                                     "a smaller one, or later")
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
@@ -215,28 +240,41 @@ def create_app(store: str | Path, *, results: str | Path | None = None,
 
     # SQL ------------------------------------------------------------------------------------
     @app.get("/api/sql", tags=["sql"])
-    def api_sql(q: str, limit: int = Query(SQL_ROWS, ge=1, le=100_000)) -> dict:
+    def api_sql(q: str, limit: int = Query(SQL_ROWS, ge=1, le=SQL_MAX_ROWS)) -> dict:
         """One read-only SELECT over the views (corolles, stems, manifest, zone_stats,
         instances): at most `limit` rows, stopped after the server's time limit."""
-        return run_sql(handle(), q, limit=limit, seconds=sql_seconds)
+        return box.run(q, limit)
 
     @app.get("/sql", response_class=HTMLResponse, include_in_schema=False)
-    def sql_html(request: Request, q: str = "", limit: int = Query(100, ge=1, le=100_000)):
+    def sql_html(request: Request, q: str = "",
+                 limit: int = Query(100, ge=1, le=SQL_MAX_ROWS)):
         if not q.strip():
             return page(request, "sql.html", {"query": "", "limit": limit})
-        return page(request, "sql.html", run_sql(handle(), q, limit=limit,
-                                                 seconds=sql_seconds))
+        return page(request, "sql.html", box.run(q, limit))
 
     return app
 
 
+MAX_DIGITS = 18  # a number field's longest spelling (any piece, slot or placement fits)
+MAX_PIECES_TEXT = 100_000  # characters of the longest `without` list
+
+
+def _number(word: str) -> bool:
+    """Whether `word` is a plain decimal number short enough to read (ASCII digits:
+    `int` reads other scripts' digits, and refuses very long ones)."""
+    return word.isascii() and word.isdigit() and len(word) <= MAX_DIGITS
+
+
 def _pieces(text: str) -> list[int]:
     """Piece numbers from `1, 5 9` (commas or spaces); ZoneError naming a bad one."""
+    if len(text) > MAX_PIECES_TEXT:
+        raise BadParameter(f"without: {len(text):,} characters (at most "
+                           f"{MAX_PIECES_TEXT:,})")
     out = []
     for word in text.replace(",", " ").split():
-        if not word.isdigit():
-            raise ZoneError(f"without: {word!r} is not a piece number (expected numbers "
-                            f"separated by commas, e.g. 3,17)")
+        if not _number(word):
+            raise ZoneError(f"without: {shown(word)} is not a piece number (expected "
+                            f"numbers separated by commas, e.g. 3,17)")
         out.append(int(word))
     return out
 
@@ -246,6 +284,6 @@ def _optional(text: str, what: str) -> int | None:
     text = text.strip()
     if not text:
         return None
-    if not text.lstrip("-").isdigit():
-        raise ZoneError(f"{what}: {text!r} is not a number")
+    if not _number(text.removeprefix("-")):
+        raise ZoneError(f"{what}: {shown(text)} is not a number")
     return int(text)

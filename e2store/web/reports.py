@@ -10,7 +10,7 @@ import io
 from pathlib import Path
 
 from e2store.counts.shards import count_tables
-from e2store.errors import MissingError, MissingInstanceError
+from e2store.errors import MissingError, MissingInstanceError, ZoneError
 from e2store.query import CorolleStore
 from e2store.reports.plots import PLOT_METRICS, plot_metric
 from e2store.reports.tables import MISSING, Table, Uncounted, load_tables, store_boards
@@ -18,6 +18,7 @@ from e2store.reports.tables import MISSING, Table, Uncounted, load_tables, store
 RESULT_FILES = {".csv": "table", ".png": "image", ".svg": "image", ".json": "json",
                 ".md": "text"}
 MAX_RESULT_BYTES = 8 << 20  # a results file bigger than this is listed, not shown
+MAX_RESULT_PATH = 1024  # characters of the longest results path asked for
 
 
 def _value(v):
@@ -48,7 +49,13 @@ def figure_svg(fig) -> str:
 def store_tables(store: CorolleStore, form: str = "flat", *, pictures: bool = True) -> dict:
     """The store's tables of `form` (corolles, nodes, seconds, bytes per hamming: what
     `e2store tables` writes) and, with `pictures`, the growth plots (`e2store plot`) as
-    inline SVG."""
+    inline SVG.  `form` is one the store can hold (ZoneError: 400)."""
+    from e2store.store.layout import FORMS
+
+    if form not in FORMS:
+        text = form if len(form) <= 40 else form[:40] + "..."
+        raise ZoneError(f"form {text!r} is not a form of the store (expected one of "
+                        f"{', '.join(FORMS)})")
     tables = load_tables(store.root, form=form)
     out = {"form": form, "tables": [table_json(t) for t in tables]}
     if pictures:
@@ -110,15 +117,23 @@ def results_listing(results: Path | None) -> dict:
 
 def results_file(results: Path | None, rel: str) -> tuple[Path, str]:
     """The file `rel` of the results directory, and its media type: only the kinds
-    `results_listing` shows, and never outside the directory (MissingError)."""
+    `results_listing` shows, and never outside the directory (MissingError, 404: also for a
+    name no file can have, NUL bytes or too long)."""
     if results is None:
         raise MissingError("no results directory: start the server with --results DIR")
+    shown = repr(rel if len(rel) <= 80 else rel[:80] + "...")
+    if "\0" in rel or len(rel) > MAX_RESULT_PATH:
+        raise MissingError(f"no such results file: {shown}")
     base = results.resolve()
-    path = (base / rel).resolve()
-    kind = RESULT_FILES.get(path.suffix.lower())
-    if (not path.is_relative_to(base) or kind is None or not path.is_file()
-            or any(p.startswith(".") for p in path.relative_to(base).parts)):
-        raise MissingError(f"no such results file: {rel!r}")
+    try:
+        path = (base / rel).resolve()
+        kind = RESULT_FILES.get(path.suffix.lower())
+        found = (path.is_relative_to(base) and kind is not None and path.is_file()
+                 and not any(p.startswith(".") for p in path.relative_to(base).parts))
+    except (OSError, ValueError):  # a name too long for the system, ...
+        found = False
+    if not found:
+        raise MissingError(f"no such results file: {shown}")
     media = {".csv": "text/csv", ".png": "image/png", ".svg": "image/svg+xml",
              ".json": "application/json", ".md": "text/markdown"}[path.suffix.lower()]
     return path, media

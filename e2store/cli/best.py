@@ -1,0 +1,296 @@
+"""Best-score commands: `e2store score [INSTANCE] BOARD...` and the `--best` mode of
+`e2store solve` (its options, its run and its report)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from e2store.cli.command import command
+from e2store.cli.options import json_option
+
+DEFAULT_BOARDS = "best-boards.parquet"
+
+
+@command("score", examples=[
+    "e2store score 'https://e2.bucas.name/#puzzle=...&board_w=16&board_h=16&board_edges=...'",
+    "e2store score e2_gallicchio.puz board.txt",
+    "e2store score e2_gallicchio.puz best-boards.parquet --json",
+])
+@click.argument("args", nargs=-1, required=True, metavar="[INSTANCE] BOARD...")
+@click.option("--fill", is_flag=True, help="Fill the holes first (the leftover pieces placed "
+              "to match most joins) and score the full board.")
+@json_option("Print one JSON object per board on stdout.")
+def score_cmd(args: tuple[str, ...], fill: bool, as_json: bool) -> None:
+    """Score a full or partial board: matched inner joins out of 2*W*H-W-H (480 on Eternity
+    II), the mismatched joins, holes and frame faults.
+
+    BOARD is a board URL (e2.bucas.name: scored from its colours alone, no INSTANCE
+    needed), a file of `x y piece r` lines (holes allowed), a boards file (`solve --best
+    -o`) or a solutions file; the files need the INSTANCE whose pieces they place.
+    """
+    from e2store.errors import SolverError
+    from e2store.instance.url import is_url
+
+    if len(args) == 1 and is_url(args[0]):
+        reports = [url_score(args[0])]
+    elif len(args) < 2:
+        raise SolverError(f"{args[0]}: a board file needs the instance it places pieces of: "
+                          f"`e2store score INSTANCE BOARD`")
+    else:
+        reports = _file_scores(args[0], args[1:], fill)
+    for r in reports:
+        if as_json:
+            click.echo(json.dumps(r))
+        else:
+            click.echo(score_text(r))
+
+
+def _file_scores(instance: str, boards: tuple[str, ...], fill: bool) -> list[dict]:
+    from e2store.cli.options import load_instance
+    from e2store.instance.url import UrlError, board_url
+    from e2store.solver.boards import read_any_board, score
+    from e2store.solver.fill import fill_holes
+
+    inst = load_instance(Path(instance), "auto", None, None)
+    out = []
+    for source in boards:
+        for i, b in enumerate(read_any_board(inst, source)):
+            extra = {}
+            if fill:
+                f = fill_holes(inst, b)
+                extra = {"filled_from": f.before, "holes_filled": f.holes}
+                b = f.board
+            d = {"board": source if i == 0 else f"{source}#{i}", **score(inst, b).to_dict(),
+                 **extra}
+            try:
+                d["url"] = board_url(inst, b)
+            except UrlError:
+                d["url"] = None
+            out.append(d)
+    return out
+
+
+def url_score(url: str) -> dict:
+    """The score of a board URL from its colours alone (grey is `a`, an empty cell
+    `aaaa`): matched joins, joins, holes."""
+    from e2store.instance.url import parse_url
+
+    u = parse_url(url)
+    w, h = u.width, u.height
+    empty = [e == "aaaa" for e in u.edges]
+    matched, mism = 0, []
+    for y in range(h):
+        for x in range(w):
+            i = y * w + x
+            for dx, dy, mine, theirs, side in ((1, 0, 1, 3, "E"), (0, 1, 2, 0, "S")):
+                if x + dx >= w or y + dy >= h:
+                    continue
+                j = (y + dy) * w + x + dx
+                if empty[i] or empty[j]:
+                    continue
+                a, b = u.edges[i][mine], u.edges[j][theirs]  # edges: top right bottom left
+                if a == b and a != "a":
+                    matched += 1
+                else:
+                    mism.append({"cell": [x, y], "side": side})
+    holes = [[i % w, i // w] for i in range(w * h) if empty[i]]
+    return {"board": url, "score": matched, "joins": 2 * w * h - w - h,
+            "unmatched": 2 * w * h - w - h - matched, "placed": w * h - len(holes),
+            "holes": len(holes), "hole_cells": holes, "mismatched": mism, "frame_faults": []}
+
+
+def score_text(r: dict) -> str:
+    lines = [f"board      {r['board'] if len(r['board']) < 100 else r['board'][:97] + '...'}",
+             f"score      {r['score']} / {r['joins']} joins matched ({r['unmatched']} not: "
+             f"{len(r['mismatched'])} mismatched, the rest at {r['holes']} holes)"]
+    if "filled_from" in r:
+        lines.append(f"filled     {r['holes_filled']} holes (score {r['filled_from']} before)")
+    if r["mismatched"]:
+        lines.append("mismatched " + " ".join(f"({m['cell'][0]},{m['cell'][1]}){m['side']}"
+                                              for m in r["mismatched"][:40])
+                     + (" ..." if len(r["mismatched"]) > 40 else ""))
+    if r["frame_faults"]:
+        lines.append("frame      colour on the frame at " + " ".join(
+            f"({m['cell'][0]},{m['cell'][1]}){m['side']}" for m in r["frame_faults"][:20]))
+    if r.get("url"):
+        lines.append(f"url        {r['url']}")
+    return "\n".join(lines)
+
+
+def best_options(f):
+    """The options of `solve --best` (applied to `solve`)."""
+    from e2store.solver.schedules import DEFAULT_RESTART_NODES, DEFAULT_SCHEDULE, SCHEDULES
+
+    opts = [
+        click.option("--best", is_flag=True, help="Best-score search: the deepest boards and "
+                     "most matched joins, letting joins mismatch from the --breaks depths on "
+                     "(never on a frame colour); restarts with random tie-breaks; writes a "
+                     "boards file (-o, default best-boards.parquet) and fills each best "
+                     "board's holes for its full-board score."),
+        click.option("--breaks", default=DEFAULT_SCHEDULE, show_default=True,
+                     metavar="NAME|D1,D2,...", help="With --best: the scan depths from which "
+                     f"the 1st, 2nd, ... mismatch is allowed, or a schedule: "
+                     f"{', '.join(SCHEDULES)} (scaled from 256 cells to the board)."),
+        click.option("--seed", "rng_seed", default=0, show_default=True, type=_SEED,
+                     help="With --best: the random seed of the tie-breaks (restart k draws "
+                     "from (seed, k): a run is reproducible restart by restart)."),
+        click.option("--restart-nodes", type=click.IntRange(min=1),
+                     default=DEFAULT_RESTART_NODES, show_default=True,
+                     help="With --best: nodes per restart before new tie-breaks."),
+        click.option("--restarts", type=click.IntRange(min=1), default=None,
+                     help="With --best: stop after this many restarts."),
+        click.option("--minutes", type=click.FloatRange(min=0, min_open=True), default=None,
+                     help="With --best: stop after this much wall time."),
+        click.option("--clues", default=None, metavar="centre|all", help="With --best on "
+                     "Eternity II's pieces: fix the official clues (the centre one, or all "
+                     "five)."),
+        click.option("--quota", default="none", show_default=True,
+                     metavar="none|blackwood|C1,C2,...", help="With --best: the colour quota "
+                     "(Blackwood's heuristic): pieces showing these colours (ids as in the "
+                     "file; `blackwood`: 13, 16, 10 of Eternity II) tried first, and at "
+                     "least as many of their sides placed by each depth as his curve asks."),
+        click.option("--no-fill", is_flag=True, help="With --best: do not fill the holes."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+class _SeedType(click.ParamType):
+    """An integer seed; the old `solve --seed FILE` (fixed cells) is refused, naming
+    `--fixed`."""
+
+    name = "INTEGER"
+
+    def convert(self, value, param, ctx):
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not an integer: --seed is the random seed of --best "
+                      f"(fixed cells are `--fixed FILE|URL`; the old `--seed FILE` was "
+                      f"removed)", param, ctx)
+
+
+_SEED = _SeedType()
+
+
+def run_best_cli(inst, *, scan: str, fixed_value: str | None, clues: str | None, breaks: str,
+                 quota: str,
+                 rng_seed: int, restart_nodes: int, restarts: int | None,
+                 minutes: float | None, max_nodes: int | None, workers: int,
+                 output: Path | None, as_json: bool, fill: bool) -> None:
+    """`solve --best`: run, save every restart's best board (and its filled board) to the
+    boards file as it ends, print the report; exit 130 when stopped by Ctrl-C."""
+    from tqdm import tqdm
+
+    from e2store.errors import SolverError
+    from e2store.progress import progress_interval
+    from e2store.solver.best import best_plan, clue_cells
+    from e2store.solver.best_run import restart_row, run_best
+    from e2store.solver.boards import append_boards, make_boards, read_boards
+    from e2store.solver.fill import fill_holes
+
+    fixed = {}
+    if clues is not None:
+        fixed.update(clue_cells(inst, clues))
+    if fixed_value is not None:
+        from e2store.cli.solve import fixed_cells
+
+        for cell, v in (fixed_cells(inst, fixed_value) or {}).items():
+            if cell in fixed and fixed[cell] != v:
+                raise SolverError(f"--fixed and --clues disagree on cell {cell}")
+            fixed[cell] = v
+    plan = best_plan(inst, scan, fixed or None, breaks, quota)  # bad input: one line
+    out = Path(output) if output is not None else Path(DEFAULT_BOARDS)
+    first = 0
+    if out.exists():  # a rerun adds to the file: its restarts go on from where it stopped
+        old = read_boards(out, inst)
+        mine = [i for i in range(len(old)) if old.stats["seed"][i] == rng_seed]
+        first = int(max(old.stats["restart"][i] for i in mine)) + 1 if mine else 0
+    n = inst.width * inst.height
+    bar = tqdm(desc="best", unit="node", unit_scale=True, mininterval=progress_interval(),
+               disable=None, leave=False)
+    state: dict = {"filled": None}
+
+    def on_result(r, run) -> None:
+        cells, rows = [r.board], [restart_row(r, plan.full)]
+        if fill:
+            f = fill_holes(inst, r.board, seconds=10.0)
+            cells.append(f.board)
+            rows.append(restart_row(r, plan.full, "filled", score=f.score, holes=0,
+                                    mismatches=plan.full - f.score))
+            if state["filled"] is None or f.score > state["filled"][0]:
+                state["filled"] = (f.score, f.board, r)
+        append_boards(out, inst, make_boards(n, cells, rows))
+        b = run.best
+        bar.set_postfix_str(f"restarts={len(run.results)}, depth={b.depth}, score={b.score}"
+                            + (f", filled={state['filled'][0]}" if state["filled"] else ""))
+
+    if workers > 1:
+        bar.disable = True
+    run = run_best(inst, scan=scan, fixed=fixed or None, breaks=breaks, quota=quota,
+                   seed=rng_seed,
+                   restart_nodes=restart_nodes, workers=workers,
+                   seconds=None if minutes is None else minutes * 60, max_nodes=max_nodes,
+                   restarts=restarts, first_restart=first, on_result=on_result,
+                   tick=bar.update)
+    bar.close()
+    report = best_report(inst, run, plan, state["filled"], out)
+    if as_json:
+        click.echo(json.dumps(report))
+    else:
+        click.echo(best_text(inst, report))
+    if run.ended == "interrupted":
+        sys.exit(130)
+
+
+def best_report(inst, run, plan, filled, out: Path) -> dict:
+    from e2store.instance.url import UrlError, board_url
+
+    def url(board):
+        try:
+            return board_url(inst, board)
+        except UrlError:
+            return None
+
+    d = run.to_dict()
+    d.update(instance_name=inst.name, joins=plan.full, fixed_cells=len(plan.fixed),
+             boards_file=str(out))
+    if run.best is not None:
+        d["best"]["url"] = url(run.best.board)
+    if filled is not None:
+        score_, board, r = filled
+        d["filled"] = {"score": score_, "depth": r.depth, "seed": r.seed,
+                       "restart": r.restart, "board": board.tolist(), "url": url(board)}
+    return d
+
+
+def best_text(inst, d: dict) -> str:
+    b = d.get("best")
+    lines = [f"instance   {d['instance_name']} ({inst.width}x{inst.height}), scan {d['scan']}, "
+             f"{d['fixed_cells']} fixed cells",
+             f"breaks     {','.join(map(str, d['breaks'])) or 'none'}; colour quota "
+             f"{','.join(map(str, d['quota'])) or 'none'}",
+             f"restarts   {d['restarts']:,} of {d['restart_nodes']:,} nodes (seed {d['seed']}, "
+             f"{d['workers']} workers), ended: {d['ended']}",
+             f"nodes      {d['nodes']:,} in {d['seconds']:.1f} s "
+             f"({d['nodes_per_second'] / 1e6:,.1f} M nodes/s)"]
+    if b is not None:
+        lines.append(f"best       depth {b['depth']} of {inst.width * inst.height}, score "
+                     f"{b['score']} / {d['joins']} ({b['mismatches']} mismatched), restart "
+                     f"{b['restart']}")
+        lines.append("depths     " + ", ".join(f"{k}: {v}" for k, v in d["depths"].items()))
+    if d.get("filled"):
+        f = d["filled"]
+        lines.append(f"filled     score {f['score']} / {d['joins']} (the best full board, from "
+                     f"restart {f['restart']}, depth {f['depth']})")
+        if f.get("url"):
+            lines.append(f"url        {f['url']}")
+    elif b is not None and b.get("url"):
+        lines.append(f"url        {b['url']}")
+    lines.append(f"saved      {d['boards_file']}")
+    return "\n".join(lines)

@@ -1,0 +1,214 @@
+"""A whole best-score run: restarts of `e2store.solver.best.BestSearch` over one or more
+processes, until a node or time limit, a perfect board, or Ctrl-C; each restart's best
+board kept (`e2store solve --best`, docs/solver.md *Best score*).
+
+Restart k of a run with seed S draws its tie-breaks from (S, k) and runs at most
+`restart_nodes` nodes, so a run is reproducible restart by restart whatever the number of
+workers (a time limit only decides how many restarts there are, and where the last ones
+stop).  Workers are processes (spawn); each builds the plan once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import signal
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+
+from e2store.errors import SolverError
+from e2store.instance.model import Instance
+from e2store.solver.best import BestPlan, BestSearch, RestartResult, best_plan
+from e2store.solver.boards import Boards, make_boards
+
+_WORKER: dict = {}
+
+
+@dataclass
+class BestRun:
+    """What a run did: its restarts' results (in the order they ended), nodes, seconds and
+    how it ended ("nodes", "time", "perfect", "exhausted", "interrupted")."""
+
+    instance: str
+    scan: str
+    breaks: tuple[int, ...]
+    quota: tuple[int, ...]
+    seed: int
+    restart_nodes: int
+    workers: int
+    results: list[RestartResult] = field(default_factory=list)
+    nodes: int = 0
+    seconds: float = 0.0
+    ended: str = "nodes"
+
+    @property
+    def best(self) -> RestartResult | None:
+        """The deepest board, then the highest score, then the earliest restart."""
+        if not self.results:
+            return None
+        return max(self.results, key=lambda r: (r.depth, r.score, -r.restart))
+
+    @property
+    def nodes_per_second(self) -> float:
+        return self.nodes / self.seconds if self.seconds > 0 else 0.0
+
+    def depth_counts(self) -> dict[int, int]:
+        out: dict[int, int] = {}
+        for r in self.results:
+            out[r.depth] = out.get(r.depth, 0) + 1
+        return dict(sorted(out.items(), reverse=True))
+
+    def boards(self, n_cells: int, joins: int) -> Boards:
+        """The restarts' best boards as boards-file rows (source "best")."""
+        return make_boards(n_cells, [r.board for r in self.results],
+                           [restart_row(r, joins) for r in self.results])
+
+    def to_dict(self) -> dict:
+        b = self.best
+        return {"instance": self.instance, "scan": self.scan, "breaks": list(self.breaks),
+                "quota": list(self.quota),
+                "seed": self.seed, "restart_nodes": self.restart_nodes,
+                "workers": self.workers, "restarts": len(self.results), "nodes": self.nodes,
+                "seconds": round(self.seconds, 3),
+                "nodes_per_second": round(self.nodes_per_second, 1), "ended": self.ended,
+                "depths": {str(k): v for k, v in self.depth_counts().items()},
+                "best": None if b is None else {
+                    "depth": b.depth, "score": b.score, "mismatches": b.mismatches,
+                    "seed": b.seed, "restart": b.restart, "nodes": b.nodes,
+                    "board": b.board.tolist()}}
+
+
+def restart_row(r: RestartResult, joins: int, source: str = "best", **over) -> dict:
+    """A boards-file row of a restart's best board (`over` replaces fields: a filled
+    board's score, holes, source)."""
+    return {"depth": r.depth, "score": r.score, "joins": joins, "mismatches": r.mismatches,
+            "holes": int((r.board < 0).sum()), "seed": r.seed, "restart": r.restart,
+            "nodes": r.nodes, "seconds": round(r.seconds, 6), "source": source, **over}
+
+
+def _init(instance: Instance, scan, fixed, breaks, quota, stop) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the run: `stop`
+    plan = best_plan(instance, scan, fixed, breaks, quota)
+    _WORKER.update(search=BestSearch(plan), stop=stop)
+    _WORKER["search"].run(0, 0, 1)  # compile (or load) the kernel before any work
+
+
+def _restart(seed: int, restart: int, budget: int, deadline: float | None) -> RestartResult:
+    stop = _WORKER["stop"]
+    left = None if deadline is None else time.monotonic() + (deadline - time.time())
+    return _WORKER["search"].run(seed, restart, budget, deadline=left, stop=stop.is_set)
+
+
+def run_best(instance: Instance, *, scan="rowscan", fixed=None, breaks="blackwood",
+             quota=None, seed: int = 0, restart_nodes: int = 1_000_000_000, workers: int = 1,
+             seconds: float | None = None, max_nodes: int | None = None,
+             restarts: int | None = None, first_restart: int = 0,
+             on_result: Callable[[RestartResult, BestRun], None] | None = None,
+             tick: Callable[[int], None] | None = None) -> BestRun:
+    """Run restarts first_restart, first_restart+1, ... until `max_nodes` nodes in all,
+    `seconds` of wall time, `restarts` restarts, a perfect board, or Ctrl-C (then the
+    results so far, `ended` "interrupted").  `on_result` sees each restart's result as it
+    ends (a caller saves boards there); `tick(nodes)` counts progress (one process only)."""
+    plan: BestPlan = best_plan(instance, scan, fixed, breaks, quota)  # bad input: refused
+    scan_name = scan if isinstance(scan, str) else "custom"
+    run = BestRun(instance.id, str(scan_name), plan.breaks, tuple(
+        instance.colour_id(c) for c in plan.quota), seed, restart_nodes, workers)
+    t0 = time.perf_counter()
+    deadline = None if seconds is None else time.time() + seconds
+    next_k = first_restart
+    planned = 0
+
+    def budget_left() -> int | None:
+        """Nodes the next restart may run (None: no more restarts)."""
+        if restarts is not None and planned >= restarts:
+            return None
+        if deadline is not None and time.time() >= deadline:
+            return None
+        if max_nodes is None:
+            return restart_nodes
+        left = max_nodes - run.nodes - in_flight_nodes()
+        return min(restart_nodes, left) if left > 0 else None
+
+    flights: dict = {}
+
+    def in_flight_nodes() -> int:
+        return sum(flights.values())
+
+    def take(r: RestartResult) -> None:
+        run.results.append(r)
+        run.nodes += r.nodes
+        if on_result is not None:
+            on_result(r, run)
+
+    def ended_by(r: RestartResult) -> str | None:
+        return {"perfect": "perfect", "exhausted": "exhausted"}.get(r.status)
+
+    interrupted = threading.Event()
+    with _sigint_sets(interrupted):
+        if workers == 1:
+            search = BestSearch(plan)
+            while not interrupted.is_set() and (b := budget_left()) is not None:
+                planned += 1
+                left = None if deadline is None else time.monotonic() + (deadline - time.time())
+                r = search.run(seed, next_k, b, deadline=left, tick=tick,
+                               stop=interrupted.is_set)
+                next_k += 1
+                take(r)
+                if ended_by(r):
+                    run.ended = ended_by(r)
+                    break
+        else:
+            ctx = mp.get_context("spawn")
+            stop = ctx.Event()
+            with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init,
+                                     initargs=(instance, scan, fixed, breaks, quota, stop)) as pool:
+
+                def submit_more() -> None:
+                    nonlocal planned, next_k
+                    while (not stop.is_set() and not interrupted.is_set()
+                           and len(flights) < workers and (b := budget_left()) is not None):
+                        planned += 1
+                        flights[pool.submit(_restart, seed, next_k, b, deadline)] = b
+                        next_k += 1
+
+                submit_more()
+                while flights:
+                    done, _ = wait(list(flights), timeout=0.2, return_when=FIRST_COMPLETED)
+                    if interrupted.is_set():
+                        stop.set()  # the workers end their restarts at their next slice
+                    for f in done:
+                        flights.pop(f)
+                        try:
+                            r = f.result()
+                        except BrokenProcessPool:
+                            raise SolverError("a worker process died (out of memory or "
+                                              "killed)") from None
+                        take(r)
+                        if ended_by(r):
+                            run.ended = ended_by(r)
+                            stop.set()
+                    submit_more()
+    if interrupted.is_set():
+        run.ended = "interrupted"
+    elif run.ended == "nodes" and deadline is not None and time.time() >= deadline:
+        run.ended = "time"
+    run.seconds = time.perf_counter() - t0
+    return run
+
+
+@contextlib.contextmanager
+def _sigint_sets(event: threading.Event):
+    """While the block runs (in the main thread), Ctrl-C sets `event` instead of raising:
+    the search stops at its next slice and the run keeps what it found."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, lambda *_: event.set())
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)

@@ -1,0 +1,86 @@
+"""The parameters of the best-score search, declared once and light to import (the
+command line's help reads them without loading a kernel): break schedules, the colour
+quota's curve, Eternity II's clues, restart sizes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from e2store.errors import SolverError
+
+# Break schedules by name, as scan positions on a 256-cell board (Eternity II); scaled to
+# other boards by their number of cells (`break_schedule`)
+SCHEDULES = {
+    "blackwood": (201, 206, 211, 216, 221, 225, 229, 233, 237, 239),  # 10: >= 470 when full
+    "verhaard": (193, 202, 209, 214, 218, 222, 226, 229, 232, 235, 238, 240),
+    "none": (),
+}
+DEFAULT_SCHEDULE = "blackwood"
+# Eternity II's clues, {(x, y): (piece, r)} with y from the north and pieces numbered from 0
+# as in the official list (e2_gallicchio.puz, e2pieces_jwortmann.txt): the centre clue (the
+# only one the contest required: piece 139 on I8) and the four more of the clue puzzles,
+# as libblackwood (jfbucas/libblackwood, data/tomy_EternityII.py) places them on this
+# orientation of the board (its `upside_down` one; its other is this board turned a half
+# turn, the one Blackwood's solver uses)
+CLUES = {
+    "centre": {(8, 7): (138, 0)},
+    "all": {(8, 7): (138, 0), (13, 2): (180, 1), (13, 13): (207, 1), (2, 2): (248, 2),
+            (2, 13): (254, 1)},
+}
+DEFAULT_RESTART_NODES = 1_000_000_000
+SLICE_NODES = 20_000_000  # nodes per kernel call: progress and Ctrl-C between calls
+
+
+def break_schedule(spec: str | Sequence[int], n_cells: int, joins: int) -> tuple[int, ...]:
+    """The break schedule `spec` names (a key of SCHEDULES, scaled from 256 cells to
+    `n_cells`) or lists (scan positions, comma-separated or a sequence): strictly
+    increasing positions in 0..n_cells-1, at most `joins` of them.  SolverError otherwise."""
+    if isinstance(spec, str) and spec.strip().lower() in SCHEDULES:
+        base = SCHEDULES[spec.strip().lower()]
+        if n_cells == 256:
+            return tuple(base)
+        out = []
+        for b in base:  # scaled, kept increasing and on the board
+            v = min(n_cells - 1, max(0, round(b * n_cells / 256)))
+            v = max(v, out[-1] + 1) if out else v
+            if v < n_cells:
+                out.append(v)
+        return tuple(out[:joins])
+    if isinstance(spec, str):
+        try:
+            vals = [int(t) for t in spec.replace(" ", "").split(",") if t != ""]
+        except ValueError:
+            raise SolverError(f"--breaks {spec!r}: expected a name ({', '.join(SCHEDULES)}) "
+                              f"or comma-separated depths") from None
+    else:
+        vals = [int(v) for v in spec]
+    if any(b < 0 or b >= n_cells for b in vals):
+        raise SolverError(f"--breaks {spec!r}: depths must be in 0..{n_cells - 1} (the scan "
+                          f"positions of this {n_cells}-cell board)")
+    if any(b >= a for b, a in zip(vals, vals[1:], strict=False)) and len(vals) > 1:
+        raise SolverError(f"--breaks {spec!r}: depths must be strictly increasing (the k-th "
+                          f"mismatch is allowed from the k-th depth on)")
+    if len(vals) > joins:
+        raise SolverError(f"--breaks {spec!r}: {len(vals)} breaks for a board of {joins} "
+                          f"joins")
+    return tuple(vals)
+
+
+def quota_curve(position: int, n_cells: int, total: int) -> int:
+    """The least quota-colour sides placed by scan position `position` (Blackwood's curve
+    on Eternity II: 119 of its three colours' 122 sides by position 160, none asked after),
+    scaled to a board of `n_cells` cells whose quota colours show `total` sides."""
+    i = position * 256 / n_cells
+    if i <= 16 or i > 160:
+        v = 0.0
+    elif i <= 26:
+        v = (i - 16) * 2.8
+    elif i <= 56:
+        v = (i - 26) * 1.43333 + 28
+    elif i <= 76:
+        v = (i - 56) * 0.9 + 71
+    elif i <= 102:
+        v = (i - 76) * 0.6538 + 89
+    else:
+        v = (i - 102) / 4.4615 + 106
+    return int(int(v) * total / 122) if total != 122 else int(v)

@@ -1,0 +1,152 @@
+"""`e2store score` and `e2store solve --best` from the command line (issue 38): scores of
+board files and URLs, the boards file and its reruns, workers reproducing one process
+restart by restart, Ctrl-C keeping what was found, bad input as one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from helpers import random_instance
+from naive_best import naive_score, unsolvable_pieces
+
+from e2store.cli import main
+from e2store.instance.e2sfile import write_e2store
+from e2store.instance.model import Instance
+from e2store.instance.url import board_url
+from e2store.solver.boards import read_boards
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "instances"
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture
+def unsolvable(tmp_path) -> Path:
+    path = tmp_path / "u.e2s"
+    write_e2store(Instance("u", 6, 6, unsolvable_pieces(6, 6, 3)), path)
+    return path
+
+
+def test_score_of_a_board_file_and_its_url(tmp_path):
+    inst = random_instance(5, 5, 4)
+    path = tmp_path / "g.e2s"
+    write_e2store(inst, path)
+    rng = np.random.default_rng(0)
+    board = np.array([p * 4 + int(rng.integers(4)) for p in rng.permutation(25)])
+    board[[3, 8, 20]] = -1
+    lines = [f"{i % 5} {i // 5} {v // 4} {v % 4}" for i, v in enumerate(board) if v >= 0]
+    (tmp_path / "b.txt").write_text("\n".join(lines) + "\n")
+    r = run("score", path, tmp_path / "b.txt", "--json")
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.output)
+    pieces = [tuple(int(c) for c in p) for p in inst.pieces]
+    assert (got["score"], got["joins"], got["holes"]) == naive_score(pieces, 5, 5,
+                                                                     board.tolist())
+    by_url = json.loads(run("score", board_url(inst, board), "--json").output)
+    assert (by_url["score"], by_url["holes"]) == (got["score"], got["holes"])
+    text = run("score", path, tmp_path / "b.txt").output
+    assert f"score      {got['score']} / 40 joins matched" in text
+    filled = json.loads(run("score", path, tmp_path / "b.txt", "--fill", "--json").output)
+    assert filled["holes"] == 0 and filled["score"] >= got["score"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--breaks", "20,10"], "strictly increasing"),
+    (["--breaks", "3,x"], "or comma-separated depths"),
+    (["--breaks", "30,40"], "depths must be in 0..35"),
+    (["--clues", "corner"], "unknown clue set"),
+    (["--clues", "centre"], "not that set"),
+    (["--seed", "pieces.txt"], "the old `--seed FILE` was removed"),
+    (["--first"], "--best takes no --first"),
+])
+def test_bad_best_input_is_one_line(unsolvable, args, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = run("solve", unsolvable, "--best", "--restarts", 1, *args)
+    assert r.exit_code == 2, r.output
+    assert message in r.output and "Traceback" not in r.output
+    assert not Path("best-boards.parquet").exists()
+
+
+def test_breaks_need_best(unsolvable):
+    r = run("solve", unsolvable, "--breaks", "3,4")
+    assert r.exit_code == 2 and "--breaks needs --best" in r.output
+
+
+def test_board_file_with_a_piece_twice(unsolvable, tmp_path):
+    (tmp_path / "b.txt").write_text("0 0 1 0\n3 2 1 2\n")
+    r = run("score", unsolvable, tmp_path / "b.txt")
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
+    assert "piece 1 is placed twice: on (0, 0) and (3, 2)" in r.output
+
+
+def test_best_run_writes_boards_and_a_rerun_adds(unsolvable, tmp_path):
+    out = tmp_path / "b.parquet"
+    args = ["solve", unsolvable, "--best", "--breaks", "20,24,28,30,32", "--restarts", 3,
+            "--restart-nodes", 20000, "-o", out, "--json"]
+    r = run(*args)
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["restarts"] == 3 and d["nodes"] <= 60000 and d["filled"]["score"] >= 0
+    b = read_boards(out)
+    assert len(b) == 6 and list(b.stats["source"]) == ["best", "filled"] * 3
+    assert list(b.stats["restart"]) == [0, 0, 1, 1, 2, 2]
+    assert all(b.stats["holes"][1::2] == 0)
+    assert max(b.stats["score"][1::2]) == d["filled"]["score"] >= d["best"]["score"]
+    assert json.loads(run(*args).output)["restarts"] == 3
+    b = read_boards(out)
+    assert list(b.stats["restart"][6:]) == [3, 3, 4, 4, 5, 5]
+
+
+def test_workers_reproduce_one_process(unsolvable, tmp_path):
+    """Restart k draws from (seed, k): two workers give the boards one process gives."""
+    boards = {}
+    for w in (1, 2):
+        out = tmp_path / f"w{w}.parquet"
+        r = run("solve", unsolvable, "--best", "--breaks", "20,24,28", "--restarts", 4,
+                "--restart-nodes", 5000, "--seed", 9, "--workers", w, "-o", out, "--no-fill",
+                "--json")
+        assert r.exit_code == 0, r.output
+        b = read_boards(out)
+        order = np.argsort(b.stats["restart"])
+        boards[w] = (b.cells[order].tolist(), b.stats["nodes"][order].tolist())
+    assert boards[1] == boards[2]
+
+
+@pytest.mark.skipif(not (SHARED / "e2_gallicchio.puz").exists(), reason="needs ../shared")
+def test_eternity_ii_clues_are_placed(tmp_path):
+    out = tmp_path / "e2.parquet"
+    r = run("solve", SHARED / "e2_gallicchio.puz", "--best", "--clues", "all", "--scan",
+            "blackwood", "--restarts", 1, "--restart-nodes", 2000, "-o", out, "--no-fill",
+            "--json")
+    assert r.exit_code == 0, r.output
+    cells = read_boards(out).cells[0]
+    assert cells[7 * 16 + 8] == 138 * 4 and cells[2 * 16 + 13] == 180 * 4 + 1
+    assert cells[13 * 16 + 2] == 254 * 4 + 1
+
+
+def test_ctrl_c_keeps_what_was_found(tmp_path):
+    path = tmp_path / "big.e2s"
+    write_e2store(Instance("big", 12, 12, unsolvable_pieces(12, 12, 1, 4, 9)), path)
+    out = tmp_path / "b.parquet"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    p = subprocess.Popen([sys.executable, "-m", "e2store", "solve", str(path), "--best",
+                          "--breaks", "100,110,120", "-o", str(out), "--no-fill", "--json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    time.sleep(8)  # compiles the kernel, then searches its first restart of 1e9 nodes
+    p.send_signal(signal.SIGINT)
+    stdout, stderr = p.communicate(timeout=120)
+    assert p.returncode == 130, stderr
+    d = json.loads(stdout)
+    assert d["ended"] == "interrupted" and d["restarts"] == 1 and d["best"]["depth"] > 50
+    assert len(read_boards(out)) == 1 and "Traceback" not in stderr
