@@ -199,3 +199,33 @@ def test_quota_names():
     with pytest.raises(SolverError, match="expected none, blackwood"):
         B.quota_colours(inst, "red")
     assert B.quota_curve(160, 256, 122) == 119 and B.quota_curve(200, 256, 122) == 0
+
+
+def test_tileability_from_the_store_equals_a_naive_count(tmp_path):
+    """Hamming-1 corolles per centre piece (the database arm's table), built into an empty
+    store, against the naive enumerator at the generic cell of each piece's kind."""
+    from naive import naive_corolles
+
+    from e2store.solver.best_store import piece_order, quota_from_store, tileability
+    from e2store.zones.zonemap import zone_map
+
+    inst = random_instance(5, 5, 8)
+    tiles = tileability(tmp_path / "store", inst)
+    pieces = [tuple(int(c) for c in p) for p in inst.pieces]
+    zm = zone_map(5, 5, 1)
+    kind = (inst.pieces == 0).sum(axis=1)
+    for k in (0, 1, 2):
+        zones = [z for z in zm.zones if (z.x in (0, 4)) + (z.y in (0, 4)) == k]
+        z = max(zones, key=lambda z: (len(z.members), z.id))
+        naive = {}
+        for cor in naive_corolles(pieces, 5, 5, z.x, z.y, 1):
+            p = next(p for c, p, _ in cor if c == (z.x, z.y))
+            naive[p] = naive.get(p, 0) + 1
+        for p in np.flatnonzero(kind == k):
+            assert tiles[p] == naive.get(int(p), 0), (k, p)
+    order = piece_order(inst, tiles)
+    assert set(order.tolist()) <= {0, 1, 2, 3}
+    assert tiles[order == 0].max() <= tiles[(order == 3) & (kind == 0)].min()
+    assert len(quota_from_store(inst, tiles)) == 3
+    again = tileability(tmp_path / "store", inst)  # read back, not built again
+    assert np.array_equal(again, tiles)

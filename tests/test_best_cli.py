@@ -69,6 +69,8 @@ def test_score_of_a_board_file_and_its_url(tmp_path):
     (["--clues", "centre"], "not that set"),
     (["--seed", "pieces.txt"], "the old `--seed FILE` was removed"),
     (["--first"], "--best takes no --first"),
+    (["--order", "store"], "give --store DIR"),
+    (["--quota", "purple"], "expected none, blackwood"),
 ])
 def test_bad_best_input_is_one_line(unsolvable, args, message, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -150,3 +152,15 @@ def test_ctrl_c_keeps_what_was_found(tmp_path):
     d = json.loads(stdout)
     assert d["ended"] == "interrupted" and d["restarts"] == 1 and d["best"]["depth"] > 50
     assert len(read_boards(out)) == 1 and "Traceback" not in stderr
+
+
+def test_store_arms_from_the_command_line(unsolvable, tmp_path):
+    """--order store and --quota store read (and first build) the store's hamming-1
+    cartesian partitions."""
+    r = run("solve", unsolvable, "--best", "--store", tmp_path / "s", "--order", "store",
+            "--quota", "store", "--breaks", "20,24", "--restarts", 1, "--restart-nodes",
+            3000, "-o", tmp_path / "b.parquet", "--no-fill", "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["order"] == "store" and len(d["quota"]) == 3
+    assert (tmp_path / "s" / "cartesian" / "hamming=1").is_dir()

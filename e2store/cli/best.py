@@ -149,10 +149,15 @@ def best_options(f):
                      "Eternity II's pieces: fix the official clues (the centre one, or all "
                      "five)."),
         click.option("--quota", default="none", show_default=True,
-                     metavar="none|blackwood|C1,C2,...", help="With --best: the colour quota "
+                     metavar="none|blackwood|store|C1,C2,...", help="With --best: the colour quota "
                      "(Blackwood's heuristic): pieces showing these colours (ids as in the "
-                     "file; `blackwood`: 13, 16, 10 of Eternity II) tried first, and at "
-                     "least as many of their sides placed by each depth as his curve asks."),
+                     "file; `blackwood`: 13, 16, 10 of Eternity II; `store`: the three whose "
+                     "pieces tile worst, from --store) tried first, and at least as many of "
+                     "their sides placed by each depth as his curve asks."),
+        click.option("--order", type=click.Choice(("random", "store")), default="random",
+                     show_default=True, help="With --best: the order of the candidates within "
+                     "each list part: random, or `store`: the pieces that tile worst first "
+                     "(hamming-1 corolles per piece, from --store), random among alike."),
         click.option("--no-fill", is_flag=True, help="With --best: do not fill the holes."),
     ]
     for o in reversed(opts):
@@ -179,7 +184,7 @@ _SEED = _SeedType()
 
 
 def run_best_cli(inst, *, scan: str, fixed_value: str | None, clues: str | None, breaks: str,
-                 quota: str,
+                 quota: str, order: str, store: Path | None,
                  rng_seed: int, restart_nodes: int, restarts: int | None,
                  minutes: float | None, max_nodes: int | None, workers: int,
                  output: Path | None, as_json: bool, fill: bool) -> None:
@@ -204,7 +209,20 @@ def run_best_cli(inst, *, scan: str, fixed_value: str | None, clues: str | None,
             if cell in fixed and fixed[cell] != v:
                 raise SolverError(f"--fixed and --clues disagree on cell {cell}")
             fixed[cell] = v
-    plan = best_plan(inst, scan, fixed or None, breaks, quota)  # bad input: one line
+    piece_rank = None
+    if "store" in (order, quota):
+        if store is None:
+            raise SolverError("--order store and --quota store read the corolle store: give "
+                              "--store DIR (its hamming-1 cartesian partitions are built "
+                              "there when missing)")
+        from e2store.solver.best_store import piece_order, quota_from_store, tileability
+
+        tiles = tileability(store, inst)
+        if quota == "store":
+            quota = ",".join(map(str, quota_from_store(inst, tiles)))
+        if order == "store":
+            piece_rank = piece_order(inst, tiles)
+    plan = best_plan(inst, scan, fixed or None, breaks, quota, piece_rank)  # bad: one line
     out = Path(output) if output is not None else Path(DEFAULT_BOARDS)
     first = 0
     if out.exists():  # a rerun adds to the file: its restarts go on from where it stopped
@@ -233,7 +251,7 @@ def run_best_cli(inst, *, scan: str, fixed_value: str | None, clues: str | None,
     if workers > 1:
         bar.disable = True
     run = run_best(inst, scan=scan, fixed=fixed or None, breaks=breaks, quota=quota,
-                   seed=rng_seed,
+                   piece_rank=piece_rank, seed=rng_seed,
                    restart_nodes=restart_nodes, workers=workers,
                    seconds=None if minutes is None else minutes * 60, max_nodes=max_nodes,
                    restarts=restarts, first_restart=first, on_result=on_result,
@@ -259,7 +277,8 @@ def best_report(inst, run, plan, filled, out: Path) -> dict:
 
     d = run.to_dict()
     d.update(instance_name=inst.name, joins=plan.full, fixed_cells=len(plan.fixed),
-             boards_file=str(out))
+             boards_file=str(out),
+             order="store" if plan.piece_rank is not None else "random")
     if run.best is not None:
         d["best"]["url"] = url(run.best.board)
     if filled is not None:
@@ -274,7 +293,7 @@ def best_text(inst, d: dict) -> str:
     lines = [f"instance   {d['instance_name']} ({inst.width}x{inst.height}), scan {d['scan']}, "
              f"{d['fixed_cells']} fixed cells",
              f"breaks     {','.join(map(str, d['breaks'])) or 'none'}; colour quota "
-             f"{','.join(map(str, d['quota'])) or 'none'}",
+             f"{','.join(map(str, d['quota'])) or 'none'}; order {d['order']}",
              f"restarts   {d['restarts']:,} of {d['restart_nodes']:,} nodes (seed {d['seed']}, "
              f"{d['workers']} workers), ended: {d['ended']}",
              f"nodes      {d['nodes']:,} in {d['seconds']:.1f} s "

@@ -133,7 +133,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     save = output
     ctx = click.get_current_context()
     best_keys = ("breaks", "rng_seed", "restart_nodes", "restarts", "minutes", "clues",
-                 "quota", "no_fill")
+                 "quota", "order", "no_fill")
     opts = {k: finals.pop(k) for k in best_keys}
     if best:
         _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_nodes,
@@ -275,15 +275,15 @@ def _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_no
              "distinct": "--distinct", "keep": "--keep", "kernel": "--kernel",
              "openings_file": "--openings", "shard": "--shard",
              "estimate_samples": "--estimate", "method": "--method", "budget": "--memory-budget",
-             "finals_regions": "--finals-regions", "finals_hamming": "--finals-hamming",
-             "store": "--store"}
+             "finals_regions": "--finals-regions", "finals_hamming": "--finals-hamming"}
     given = [flag for k, flag in exact.items()
              if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT]
     if given:
         raise click.UsageError(f"--best takes no {', '.join(given)}")
     inst = load_instance(instance, fmt, sides, size)
     run_best_cli(inst, scan=scan, fixed_value=seed_file, clues=opts["clues"],
-                 breaks=opts["breaks"], quota=opts["quota"], rng_seed=opts["rng_seed"],
+                 breaks=opts["breaks"], quota=opts["quota"], order=opts["order"],
+                 store=finals.get("store"), rng_seed=opts["rng_seed"],
                  restart_nodes=opts["restart_nodes"], restarts=opts["restarts"],
                  minutes=opts["minutes"], max_nodes=max_nodes, workers=workers,
                  output=output, as_json=as_json, fill=not opts["no_fill"])

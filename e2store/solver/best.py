@@ -47,6 +47,7 @@ class BestPlan:
     fixed: dict[int, int]
     breaks: tuple[int, ...]
     quota: tuple[int, ...] = ()  # colour ranks of the colour quota (none: no quota)
+    piece_rank: np.ndarray | None = None  # per piece: tried before higher ranks (the store)
     cell: np.ndarray = field(init=False)  # free cells in scan order
     depth: np.ndarray = field(init=False)  # scan positions covered once cell[d] is placed
 
@@ -191,11 +192,14 @@ class BestPlan:
 
     def lists(self, rng: np.random.Generator | None) -> tuple[np.ndarray, ...]:
         """(lists, kstart, kmid, kend): the candidate lists, each key's exact entries then
-        its one-mismatch entries, each part in placement order (rng None) or shuffled."""
+        its one-mismatch entries; within each part the quota's pieces first (with a quota),
+        then by `piece_rank` (when given), then in placement order (rng None) or shuffled."""
         keys, levels, pls = self._entries
         tie = pls if rng is None else rng.permutation(pls.size)
         quota_first = -(self.hq[pls] > 0).astype(np.int64) if self.quota else np.zeros_like(pls)
-        idx = np.lexsort((tie, quota_first, levels, keys))
+        rank = (np.zeros_like(pls) if self.piece_rank is None
+                else np.asarray(self.piece_rank, np.int64)[pls >> 2])
+        idx = np.lexsort((tie, rank, quota_first, levels, keys))
         lists = pls[idx].astype(np.int32)
         sk, sl = keys[idx], levels[idx]
         nkeys = len(self.sigs) * self.K * self.K
@@ -338,7 +342,8 @@ def quota_colours(instance: Instance, spec: str | Sequence[int] | None) -> tuple
 
 def best_plan(instance: Instance, scan="rowscan", fixed=None,
               breaks: str | Sequence[int] = DEFAULT_SCHEDULE,
-              quota: str | Sequence[int] | None = None) -> BestPlan:
+              quota: str | Sequence[int] | None = None,
+              piece_rank: np.ndarray | None = None) -> BestPlan:
     """Check the arguments of a best-score search and build its plan (SolverError naming
     the problem)."""
     w, h = instance.width, instance.height
@@ -353,4 +358,4 @@ def best_plan(instance: Instance, scan="rowscan", fixed=None,
     if problem is not None:
         raise SolverError(f"fixed cells: {problem}")
     return BestPlan(instance, cells, fx, break_schedule(breaks, w * h, inner_joins(w, h)),
-                    quota_colours(instance, quota))
+                    quota_colours(instance, quota), piece_rank)

@@ -90,9 +90,9 @@ def restart_row(r: RestartResult, joins: int, source: str = "best", **over) -> d
             "nodes": r.nodes, "seconds": round(r.seconds, 6), "source": source, **over}
 
 
-def _init(instance: Instance, scan, fixed, breaks, quota, stop) -> None:
+def _init(instance: Instance, scan, fixed, breaks, quota, piece_rank, stop) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the run: `stop`
-    plan = best_plan(instance, scan, fixed, breaks, quota)
+    plan = best_plan(instance, scan, fixed, breaks, quota, piece_rank)
     _WORKER.update(search=BestSearch(plan), stop=stop)
     _WORKER["search"].run(0, 0, 1)  # compile (or load) the kernel before any work
 
@@ -104,7 +104,8 @@ def _restart(seed: int, restart: int, budget: int, deadline: float | None) -> Re
 
 
 def run_best(instance: Instance, *, scan="rowscan", fixed=None, breaks="blackwood",
-             quota=None, seed: int = 0, restart_nodes: int = 1_000_000_000, workers: int = 1,
+             quota=None, piece_rank=None, seed: int = 0,
+             restart_nodes: int = 1_000_000_000, workers: int = 1,
              seconds: float | None = None, max_nodes: int | None = None,
              restarts: int | None = None, first_restart: int = 0,
              on_result: Callable[[RestartResult, BestRun], None] | None = None,
@@ -113,7 +114,7 @@ def run_best(instance: Instance, *, scan="rowscan", fixed=None, breaks="blackwoo
     `seconds` of wall time, `restarts` restarts, a perfect board, or Ctrl-C (then the
     results so far, `ended` "interrupted").  `on_result` sees each restart's result as it
     ends (a caller saves boards there); `tick(nodes)` counts progress (one process only)."""
-    plan: BestPlan = best_plan(instance, scan, fixed, breaks, quota)  # bad input: refused
+    plan: BestPlan = best_plan(instance, scan, fixed, breaks, quota, piece_rank)
     scan_name = scan if isinstance(scan, str) else "custom"
     run = BestRun(instance.id, str(scan_name), plan.breaks, tuple(
         instance.colour_id(c) for c in plan.quota), seed, restart_nodes, workers)
@@ -165,7 +166,8 @@ def run_best(instance: Instance, *, scan="rowscan", fixed=None, breaks="blackwoo
             ctx = mp.get_context("spawn")
             stop = ctx.Event()
             with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init,
-                                     initargs=(instance, scan, fixed, breaks, quota, stop)) as pool:
+                                     initargs=(instance, scan, fixed, breaks, quota, piece_rank,
+                                               stop)) as pool:
 
                 def submit_more() -> None:
                     nonlocal planned, next_k
