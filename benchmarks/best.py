@@ -90,7 +90,9 @@ def main() -> None:
                            restart_nodes=int(a.restart_nodes), workers=a.workers,
                            seconds=None if a.minutes is None else a.minutes * 60,
                            restarts=None if a.minutes else a.restarts)
-            filled = [fill_holes(inst, r.board, seconds=10.0).score for r in run.results]
+            keep = {y * 16 + x for x, y in fixed}
+            filled = [fill_holes(inst, r.board, seconds=10.0, keep=keep).score
+                      for r in run.results]
             b = run.best
             per_process = run.nodes / max(sum(r.seconds for r in run.results), 1e-9)
             dist: dict[int, int] = {}

@@ -164,3 +164,18 @@ def test_store_arms_from_the_command_line(unsolvable, tmp_path):
     d = json.loads(r.output)
     assert d["order"] == "store" and len(d["quota"]) == 3
     assert (tmp_path / "s" / "cartesian" / "hamming=1").is_dir()
+
+
+def test_render_marks_the_mismatched_joins(unsolvable, tmp_path):
+    out = tmp_path / "b.parquet"
+    assert run("solve", unsolvable, "--best", "--breaks", "10,14,18,22,26", "--restarts", 1,
+               "--restart-nodes", 3000, "-o", out, "--no-fill").exit_code == 0
+    svg = tmp_path / "b.svg"
+    r = run("render", "board", unsolvable, "--board", out, "-o", svg)
+    assert r.exit_code == 0, r.output
+    score = json.loads(run("score", unsolvable, out, "--json").output)
+    text = svg.read_text()
+    assert text.count('class="mismatch"') == len(score["mismatched"]) > 0
+    assert f"score {score['score']} / 60" in text
+    r = run("render", "board", unsolvable, "--board", out, "--index", 5, "-o", svg)
+    assert r.exit_code == 2 and "holds 1 boards" in r.output

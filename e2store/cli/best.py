@@ -237,7 +237,7 @@ def run_best_cli(inst, *, scan: str, fixed_value: str | None, clues: str | None,
     def on_result(r, run) -> None:
         cells, rows = [r.board], [restart_row(r, plan.full)]
         if fill:
-            f = fill_holes(inst, r.board, seconds=10.0)
+            f = fill_holes(inst, r.board, seconds=10.0, keep=set(plan.fixed))
             cells.append(f.board)
             rows.append(restart_row(r, plan.full, "filled", score=f.score, holes=0,
                                     mismatches=plan.full - f.score))

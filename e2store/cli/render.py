@@ -108,21 +108,44 @@ def render_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None
 @render.command("board", examples=[
     "e2store render board demo7.e2s -o solution.png",
     "e2store render board demo7.e2s --empty -o board.svg",
+    "e2store render board e2_gallicchio.puz --board best-boards.parquet --index 0 -o best.svg",
 ])
 @instance_argument
 @instance_options
 @_picture_options
 @click.option("--solution/--empty", "solution", default=True, show_default=True,
               help="Draw the instance's solution, or the empty board.")
+@click.option("--board", "board", default=None, metavar="FILE|URL",
+              help="Draw this full or partial board instead: a board URL, a file of "
+              "`x y piece r` lines, a boards file (`solve --best`) or a solutions file; its "
+              "mismatched joins are marked in red and the title gives its score.")
+@click.option("--index", type=click.IntRange(min=0), default=0, show_default=True,
+              help="With --board: which board of a file of several (0 the first).")
 def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
-                 output: Path, scale: float, title: str | None, solution: bool) -> None:
-    """The board of INSTANCE with its solution (an error if the file has none)."""
+                 output: Path, scale: float, title: str | None, solution: bool,
+                 board: str | None = None, index: int = 0) -> None:
+    """The board of INSTANCE with its solution (an error if the file has none), or any
+    full or partial board (--board) with its mismatched joins marked."""
     import numpy as np
 
     from e2store.errors import RenderError
     from e2store.reports.render import svg_board
 
     inst = load_instance(instance, fmt, sides, size)
+    if board is not None:
+        from e2store.solver.boards import read_any_board, score
+
+        boards = read_any_board(inst, board)
+        if index >= len(boards):
+            raise RenderError(f"{board}: holds {len(boards)} boards (expected --index below "
+                              f"{len(boards)})")
+        cells = boards[index]
+        sc = score(inst, cells)
+        title = title or (f"{inst.name}: score {sc.matched} / {sc.joins}, "
+                          f"{len(sc.mismatched)} mismatched, {len(sc.holes)} holes")
+        _write(svg_board(inst, cells.reshape(inst.height, inst.width), title=title,
+                         mismatched=sc.mismatched), output, scale)
+        return
     if solution:
         if inst.solution is None:
             raise RenderError(f"{instance}: the instance has no solution to draw "

@@ -39,6 +39,7 @@ LABEL = 14  # height of a piece's id label under it in the pieces grid
 
 GREY_HEX = "#808080"
 EDGE_HEX = "#202020"
+MISMATCH_HEX = "#e00000"  # a mismatched join of a partial board
 EMPTY_HEX = "#f2f2f2"
 EMPTY_EDGE_HEX = "#c8c8c8"
 FONT = "DejaVu Sans, Arial, Helvetica, sans-serif"
@@ -225,11 +226,13 @@ def svg_pieces(inst: Instance, *, columns: int | None = None, title: str | None 
 
 
 def svg_board(inst: Instance, placements: np.ndarray | None = None, *,
-              title: str | None = None) -> str:
+              title: str | None = None, mismatched=()) -> str:
     """A board: `placements` (H x W packed piece*4+r, -1 empty; default the solution).
 
     The piece on cell (x, y) is the group with id `cell-x-y`; empty cells are light squares.
-    Raises RenderError when `placements` is None and the instance has no solution.
+    `mismatched` joins ((x, y), "E" or "S": the join on that side of the cell) are drawn as
+    thick red lines (class `mismatch`).  Raises RenderError when `placements` is None and
+    the instance has no solution.
     """
     if placements is None:
         if inst.solution is None:
@@ -264,6 +267,14 @@ def svg_board(inst: Instance, placements: np.ndarray | None = None, *,
                    id=f"cell-{x}-{y}", **{"data-x": x, "data-y": y})
     svg.rect(ox, oy, inst.width * s, inst.height * s, fill="none", stroke=EDGE_HEX,
              **{"stroke-width": 2, "class": "outline"})
+    for (x, y), side in mismatched:  # a thin red bar along the join
+        x0, y0 = ox + (x + 1) * s, oy + (y + 1) * s
+        if side == "E":
+            svg.rect(x0 - 2, y0 - s + 3, 4, s - 6, fill=MISMATCH_HEX, stroke="none",
+                     **{"class": "mismatch"})
+        else:
+            svg.rect(x0 - s + 3, y0 - 2, s - 6, 4, fill=MISMATCH_HEX, stroke="none",
+                     **{"class": "mismatch"})
     return svg.text_doc()
 
 

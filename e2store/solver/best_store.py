@@ -6,9 +6,10 @@ Verhaard's eii valued pieces by how many ways they fill small blocks and kept th
 ones for the end; Blackwood picked three colours by hand to use up early.  Here both come
 from one table: the number of hamming-1 corolles (a piece and its four neighbours) with
 each piece at the centre, at the canonical cell of the zone of its kind that covers most
-cells (the generic inner cell, border cell, corner; of two alike, the higher zone id).  The store's cartesian form holds it
-per centre placement (`corolles` of each stem), built in about a second on Eternity II:
-`tileability` builds it when the store lacks it.
+cells (the generic inner cell, border cell, corner; of two alike, the higher zone id).
+The store's cartesian form holds it per centre placement (`corolles` of each stem); on
+Eternity II it is built in about a second: `tileability` builds it when the store lacks
+it.
 
 * `piece_order`: per piece, a rank bucket (0 = the quarter of its kind with the fewest
   corolles) the candidate lists try first, the tie-break random within a bucket: bad

@@ -82,8 +82,9 @@ def _kind(instance: Instance, piece: int) -> int:
 
 
 def fill_holes(instance: Instance, board, *, exact_holes: int = EXACT_HOLES,
-               max_rounds: int = 50, seconds: float = 30.0) -> Filled:
-    """The board with its holes filled (module docstring) and its score."""
+               max_rounds: int = 50, seconds: float = 30.0, keep=()) -> Filled:
+    """The board with its holes filled (module docstring) and its score; the cells of
+    `keep` (indices y*W+x: fixed cells, clues) are never moved by a swap or turn."""
     t0 = time.perf_counter()
     cells = board_cells(instance, board)
     before = score(instance, cells).matched
@@ -95,7 +96,7 @@ def fill_holes(instance: Instance, board, *, exact_holes: int = EXACT_HOLES,
         _exact(b, holes, left)
     elif holes:
         _greedy(b, holes, left)
-    swaps = _improve(b, max_rounds, t0 + seconds)
+    swaps = _improve(b, max_rounds, t0 + seconds, set(keep))
     final = score(instance, b.cells).matched
     return Filled(b.cells.astype(np.int16), final, before, len(holes), exact, swaps,
                   time.perf_counter() - t0)
@@ -155,16 +156,17 @@ def _greedy(b: _Board, holes: list[int], left: list[int]) -> None:
         todo.discard(c)
 
 
-def _improve(b: _Board, max_rounds: int, deadline: float) -> int:
-    """Swaps and turns kept when they raise the score; returns how many were kept."""
+def _improve(b: _Board, max_rounds: int, deadline: float, keep: set[int]) -> int:
+    """Swaps and turns (of cells not in `keep`) kept when they raise the score; returns how
+    many were kept."""
     inst = b.inst
     kinds = {}
     for c, v in enumerate(b.cells.tolist()):
-        if v >= 0:
+        if v >= 0 and c not in keep:
             kinds.setdefault(_kind(inst, v >> 2), []).append(c)
     kept = 0
     for _ in range(max_rounds):
-        bad = sorted({c for c in range(len(b.cells)) if b.cells[c] >= 0
+        bad = sorted({c for c in range(len(b.cells)) if b.cells[c] >= 0 and c not in keep
                       and b.gain(c, int(b.cells[c])) < sum(1 for _, o in b.nb[c]
                                                            if b.cells[o] >= 0)})
         improved = False
