@@ -179,3 +179,28 @@ def test_render_marks_the_mismatched_joins(unsolvable, tmp_path):
     assert f"score {score['score']} / 60" in text
     r = run("render", "board", unsolvable, "--board", out, "--index", 5, "-o", svg)
     assert r.exit_code == 2 and "holds 1 boards" in r.output
+
+
+def test_serve_shows_a_boards_file(unsolvable, tmp_path):
+    """`serve --boards`: the page draws the best boards with their mismatches and plots the
+    best score over the restarts; the API's rows are the file's, best first."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from e2store.web.app import create_app
+
+    store = tmp_path / "s"
+    out = tmp_path / "b.parquet"
+    r = run("solve", unsolvable, "--best", "--store", store, "--order", "store", "--breaks",
+            "20,24,28", "--restarts", 3, "--restart-nodes", 3000, "-o", out, "--json")
+    assert r.exit_code == 0, r.output
+    with TestClient(create_app(store, boards=out)) as client:
+        d = client.get("/api/boards").json()
+        b = read_boards(out)
+        assert d["boards"] == len(b) == 6 and d["best"]["filled"] == max(b.stats["score"])
+        assert [x["score"] for x in d["rows"]] == sorted(b.stats["score"], reverse=True)
+        page = client.get("/boards")
+        assert page.status_code == 200 and page.text.count("<svg") >= 4
+        assert "best so far" in page.text
+    with TestClient(create_app(store)) as client:
+        assert client.get("/api/boards").status_code == 404

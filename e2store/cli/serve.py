@@ -35,8 +35,17 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 @memory_limit_option("Memory the server's queries may use (DuckDB's memory limit), and the "
                      "cap on the SQL box's worker process: this much above what it holds "
                      "once started, plus a quarter, and 512 MiB for Python.")
+@click.option("--boards", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, metavar="FILE", help="A boards file of `solve --best` (read on "
+              "each request): its best boards drawn, the best score over the restarts, at "
+              "/boards.")
+@click.option("--boards-instance", type=click.Path(exists=True, dir_okay=False,
+                                                   path_type=Path),
+              default=None, metavar="PIECE_FILE", help="The instance of --boards when the "
+              "store does not hold it.")
 def serve(store: Path, host: str, port: int, results: Path | None, records: Path | None,
-          status: tuple[Path, ...], sql_seconds: float, memory_limit: int) -> None:
+          status: tuple[Path, ...], sql_seconds: float, memory_limit: int,
+          boards: Path | None = None, boards_instance: Path | None = None) -> None:
     """Serve a read-only web explorer of a store: its overview, instances, zones, cells and
     corolles, tables and plots, count tables, a results directory, the status of long runs,
     and an SQL box; each page's data also as JSON under /api (documented at /api/docs).
@@ -55,7 +64,8 @@ def serve(store: Path, host: str, port: int, results: Path | None, records: Path
         raise click.ClickException(f"{exc.name} is not installed: pip install "
                                    f"'e2store[web]' for `e2store serve`") from None
     app = create_app(store, results=results, records=records, status=status,
-                     sql_seconds=sql_seconds, memory_limit=memory_limit)
+                     sql_seconds=sql_seconds, memory_limit=memory_limit, boards=boards,
+                     boards_instance=boards_instance)
     if host not in LOCAL_HOSTS:
         click.echo(f"e2store serve: warning: listening on {host}: anyone who reaches this "
                    f"machine on port {port} can read the store", err=True)

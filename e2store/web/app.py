@@ -25,9 +25,11 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from e2store.errors import E2StoreError, MissingError, ZoneError
+from e2store.errors import E2StoreError, MissingError, StoreError, ZoneError
+from e2store.instance.model import Instance
 from e2store.query import CorolleStore, connect
 from e2store.query.limits import DEFAULT_MEMORY_LIMIT
+from e2store.web.boards import boards_page
 from e2store.web.data import (
     PAGE_SIZE,
     SQL_MAX_ROWS,
@@ -47,20 +49,52 @@ from e2store.web.status import run_status
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
+def _boards_instance(root: CorolleStore, boards: Path | None, piece_file) -> Instance | None:
+    """The instance of a boards file: the piece file given, else the store's copy (None
+    when neither: the page says so); StoreError when the file is no boards file."""
+    if boards is None:
+        return None
+    from e2store.instance.formats import read_instance
+    from e2store.solver.boards import read_boards
+
+    if piece_file is not None:
+        inst = read_instance(piece_file)
+    else:
+        import pyarrow.parquet as pq
+
+        try:
+            meta = pq.read_schema(boards).metadata or {}
+        except Exception as e:  # noqa: BLE001 - pyarrow's errors of a file that is no table
+            raise StoreError(f"{boards}: not a boards file ({e})") from None
+        iid = meta.get(b"instance", b"").decode()
+        try:
+            inst = root.instance(iid)
+        except (MissingError, OSError):
+            return None
+    read_boards(boards, inst)  # checked now: a wrong file is an error at start
+    return inst
+
+
 def create_app(store: str | Path, *, results: str | Path | None = None,
                records: str | Path | None = None, status: Iterable[str | Path] = (),
                sql_seconds: float = SQL_SECONDS,
-               memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> FastAPI:
+               memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+               boards: str | Path | None = None,
+               boards_instance: str | Path | None = None) -> FastAPI:
     """The explorer of the store at `store` (StoreError at once if it is none), of the
     pipeline's `results` directory and a count-`records` directory when given, and of the
     long runs `status` names (status files of `--status FILE`, or Snakemake working
     directories).  `sql_seconds`: the SQL box's time limit; `memory_limit`: the bytes the
-    server's queries may use together (one DuckDB database, one cursor per thread)."""
+    server's queries may use together (one DuckDB database, one cursor per thread);
+    `boards`: a boards file of `solve --best` (its instance: the store's copy, or the piece
+    file `boards_instance`)."""
     followed = [Path(p) for p in status]
     records = None if records is None else Path(records)
     root = connect(store, memory_limit=memory_limit)  # the store is checked now
     box = SqlBox(root, seconds=sql_seconds, memory_limit=memory_limit)  # worker processes
     results = None if results is None else Path(results).resolve()
+    boards = None if boards is None else Path(boards)
+    boards_inst = _boards_instance(root, boards, boards_instance)
     local = threading.local()  # a DuckDB handle per server thread (`CorolleStore.cursor`)
 
     def handle() -> CorolleStore:
@@ -88,7 +122,8 @@ def create_app(store: str | Path, *, results: str | Path | None = None,
     def page(request: Request, name: str, data: dict, status: int = 200) -> HTMLResponse:
         return templates.TemplateResponse(request, name, {"d": data, "store": str(root.root),
                                                           "results": results,
-                                                          "records": records},
+                                                          "records": records,
+                                                          "boards": boards},
                                           status_code=status)
 
     def failure(request: Request, status: int, message: str):
@@ -237,6 +272,17 @@ def create_app(store: str | Path, *, results: str | Path | None = None,
     @app.get("/status", response_class=HTMLResponse, include_in_schema=False)
     def status_html(request: Request):
         return page(request, "status.html", {"runs": [run_status(p) for p in followed]})
+
+    # a best-score run's boards file -------------------------------------------------------
+    @app.get("/api/boards", tags=["status"])
+    def api_boards() -> dict:
+        """The boards file of `--boards` (read now): its rows by score, the best score per
+        source, the count of boards per score."""
+        return boards_page(boards, boards_inst, pictures=False)
+
+    @app.get("/boards", response_class=HTMLResponse, include_in_schema=False)
+    def boards_html(request: Request):
+        return page(request, "boards.html", boards_page(boards, boards_inst))
 
     # SQL ------------------------------------------------------------------------------------
     @app.get("/api/sql", tags=["sql"])
