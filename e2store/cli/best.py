@@ -148,12 +148,13 @@ def best_options(f):
         click.option("--clues", default=None, metavar="centre|all", help="With --best on "
                      "Eternity II's pieces: fix the official clues (the centre one, or all "
                      "five)."),
-        click.option("--quota", default="none", show_default=True,
-                     metavar="none|blackwood|store|C1,C2,...", help="With --best: the colour quota "
-                     "(Blackwood's heuristic): pieces showing these colours (ids as in the "
-                     "file; `blackwood`: 13, 16, 10 of Eternity II; `store`: the three whose "
-                     "pieces tile worst, from --store) tried first, and at least as many of "
-                     "their sides placed by each depth as his curve asks."),
+        click.option("--quota", default="auto", show_default=True,
+                     metavar="auto|none|blackwood|store|C1,C2,...", help="With --best: the "
+                     "colour quota (Blackwood's heuristic): pieces showing these colours (ids "
+                     "as in the file; `blackwood`: 13, 16, 10 of Eternity II; `store`: the "
+                     "three whose pieces tile worst, from --store) tried first, and at least "
+                     "as many of their sides placed by each depth as his curve asks; `auto`: "
+                     "blackwood on Eternity II's pieces, none on other boards."),
         click.option("--order", type=click.Choice(("random", "store")), default="random",
                      show_default=True, help="With --best: the order of the candidates within "
                      "each list part: random, or `store`: the pieces that tile worst first "
@@ -210,6 +211,10 @@ def run_best_cli(inst, *, scan: str, fixed_value: str | None, clues: str | None,
                 raise SolverError(f"--fixed and --clues disagree on cell {cell}")
             fixed[cell] = v
     piece_rank = None
+    if quota == "auto":
+        from e2store.solver.best import eternity_ii
+
+        quota = "blackwood" if eternity_ii(inst) else "none"
     if "store" in (order, quota):
         if store is None:
             raise SolverError("--order store and --quota store read the corolle store: give "

@@ -281,6 +281,8 @@ def _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_no
     if given:
         raise click.UsageError(f"--best takes no {', '.join(given)}")
     inst = load_instance(instance, fmt, sides, size)
+    if ctx.get_parameter_source("scan") is click.core.ParameterSource.DEFAULT:
+        scan = "blackwood"  # the best-score search's own default order
     run_best_cli(inst, scan=scan, fixed_value=seed_file, clues=opts["clues"],
                  breaks=opts["breaks"], quota=opts["quota"], order=opts["order"],
                  store=finals.get("store"), rng_seed=opts["rng_seed"],

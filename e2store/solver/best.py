@@ -302,6 +302,15 @@ class BestSearch:
                              int(st[ST_FULL]))
 
 
+def eternity_ii(instance: Instance) -> bool:
+    """Whether `instance` looks like Eternity II's official pieces: 16x16, its clue pieces
+    inner pieces, and Blackwood's quota colours 13, 16, 10 among its colour ids."""
+    ids = {instance.colour_id(r) for r in range(instance.n_colours)}
+    return ((instance.width, instance.height, instance.n_pieces) == (16, 16, 256)
+            and {13, 16, 10} <= ids
+            and not any((instance.pieces[p] == GREY).any() for (p, _) in CLUES["all"].values()))
+
+
 def clue_cells(instance: Instance, name: str) -> dict[tuple[int, int], int]:
     """The fixed cells of a named clue set of Eternity II (`CLUES`), {(x, y): piece*4+r};
     SolverError for an unknown name or an instance that is not Eternity II's 256 pieces."""
