@@ -249,18 +249,18 @@ def run_best_cli(inst, *, scan: str, fixed_value: str | None, clues: str | None,
             if state["filled"] is None or f.score > state["filled"][0]:
                 state["filled"] = (f.score, f.board, r)
         append_boards(out, inst, make_boards(n, cells, rows))
+        if workers > 1:  # the workers' nodes are counted as their restarts end
+            bar.update(r.nodes)
         b = run.best
         bar.set_postfix_str(f"restarts={len(run.results)}, depth={b.depth}, score={b.score}"
                             + (f", filled={state['filled'][0]}" if state["filled"] else ""))
 
-    if workers > 1:
-        bar.disable = True
     run = run_best(inst, scan=scan, fixed=fixed or None, breaks=breaks, quota=quota,
                    piece_rank=piece_rank, seed=rng_seed,
                    restart_nodes=restart_nodes, workers=workers,
                    seconds=None if minutes is None else minutes * 60, max_nodes=max_nodes,
                    restarts=restarts, first_restart=first, on_result=on_result,
-                   tick=bar.update)
+                   tick=bar.update if workers == 1 else None)
     bar.close()
     report = best_report(inst, run, plan, state["filled"], out)
     if as_json:
