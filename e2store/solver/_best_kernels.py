@@ -81,7 +81,7 @@ def best_search(lists, kstart, kmid, kend, colk, inner, K, cell, kbase, ia, ib, 
             if used[q >> 2]:
                 continue
             m = 1 if p > m0 else 0
-            if x0 >= 0:
+            if x0 >= 0:  # the two extra sides written out: a loop costs the hot path here
                 want = scol[x0]
                 got = colk[q * 4 + xs[d, 0]]
                 if want != got:

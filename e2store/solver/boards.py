@@ -131,10 +131,12 @@ def frame_colours(instance: Instance) -> np.ndarray:
 
 @dataclass
 class Boards:
-    """Rows of a boards file: `cells` (k, W*H) int16, and a column per `BOARD_STATS` name."""
+    """Rows of a boards file: `cells` (k, W*H) int16, a column per `BOARD_STATS` name, and
+    the file's key-value metadata (`instance`, `width`, ...) when read from one."""
 
     cells: np.ndarray
     stats: dict[str, np.ndarray]
+    meta: dict[str, str] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.cells.shape[0])
@@ -189,7 +191,7 @@ def read_boards(path: str | Path, instance: Instance | None = None) -> Boards:
              if len(t) else np.zeros((0, n), np.int16))
     stats = {name: (np.array(t.column(name).to_pylist(), dtype=object) if kind == "string"
                     else t.column(name).to_numpy()) for name, kind in BOARD_STATS}
-    return Boards(cells, stats)
+    return Boards(cells, stats, meta)
 
 
 def make_boards(n_cells: int, cells, rows) -> Boards:

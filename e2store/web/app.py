@@ -25,7 +25,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from e2store.errors import E2StoreError, MissingError, StoreError, ZoneError
+from e2store.errors import E2StoreError, MissingError, ZoneError
 from e2store.instance.model import Instance
 from e2store.query import CorolleStore, connect
 from e2store.query.limits import DEFAULT_MEMORY_LIMIT
@@ -51,7 +51,7 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 def _boards_instance(root: CorolleStore, boards: Path | None, piece_file) -> Instance | None:
     """The instance of a boards file: the piece file given, else the store's copy (None
-    when neither: the page says so); StoreError when the file is no boards file."""
+    when neither: the page says so); SolverError when the file is no boards file."""
     if boards is None:
         return None
     from e2store.instance.formats import read_instance
@@ -60,15 +60,8 @@ def _boards_instance(root: CorolleStore, boards: Path | None, piece_file) -> Ins
     if piece_file is not None:
         inst = read_instance(piece_file)
     else:
-        import pyarrow.parquet as pq
-
         try:
-            meta = pq.read_schema(boards).metadata or {}
-        except Exception as e:  # noqa: BLE001 - pyarrow's errors of a file that is no table
-            raise StoreError(f"{boards}: not a boards file ({e})") from None
-        iid = meta.get(b"instance", b"").decode()
-        try:
-            inst = root.instance(iid)
+            inst = root.instance(read_boards(boards).meta.get("instance", ""))
         except (MissingError, OSError):
             return None
     read_boards(boards, inst)  # checked now: a wrong file is an error at start
