@@ -229,3 +229,50 @@ def test_tileability_from_the_store_equals_a_naive_count(tmp_path):
     assert len(quota_from_store(inst, tiles)) == 3
     again = tileability(tmp_path / "store", inst)  # read back, not built again
     assert np.array_equal(again, tiles)
+
+
+def _generated_cases():
+    """(instance, plan) pairs covering every kind of generated depth block: breaks from the
+    first depth, extra sides (fixed cells) with and without mismatches allowed, a colour
+    quota, full boards (perfect or not) and exhaustion."""
+    out = []
+    inst = Instance("u0", 4, 4, unsolvable_pieces(4, 4, 0))
+    out.append((inst, plan_for(inst, "0,5,9")))
+    inst = Instance("u1", 5, 4, unsolvable_pieces(5, 4, 1))
+    out.append((inst, plan_for(inst, "3,8,12,15", scan="spiral-in")))
+    inst = Instance("u2", 4, 4, unsolvable_pieces(4, 4, 2))
+    inner = [i for i, p in enumerate(inst.pieces) if 0 not in p]
+    out.append((inst, plan_for(inst, "4,8,11", fixed={(2, 1): inner[0] * 4 + 1,
+                                                         (1, 2): inner[1] * 4})))
+    inst = Instance("u3", 5, 5, unsolvable_pieces(5, 5, 3))
+    colours = sorted({int(c) for p in inst.pieces for c in p if c > 3})[:2]
+    out.append((inst, B.best_plan(inst, "diagonal", None, "10,14,18,20", quota=colours)))
+    inst = random_instance(4, 4, 4)
+    out.append((inst, plan_for(inst, "none")))
+    return out
+
+
+@pytest.mark.parametrize("case", range(5))
+def test_generated_kernel_equals_the_twin(case, monkeypatch):
+    """The plan's generated kernel (`_best_gen`): the twin's nodes, best board, score and
+    status, cut into slices of 7 nodes and under budgets it runs out of or not."""
+    inst, plan = _generated_cases()[case]
+    monkeypatch.setattr(B, "SLICE_NODES", 7)
+    search = B.BestSearch(plan, kernel="unrolled")
+    assert search.generated
+    for seed, budget in ((0, 60), (1, 20_000), (2, 10**7)):
+        lists = plan.lists(np.random.default_rng([seed, 0]))
+        got = search.run(seed, 0, budget)
+        nodes, bd, bs, bm, board, status = twin_search(plan, *lists, budget)
+        assert (got.nodes, got.score, got.mismatches) == (nodes, bs, bm), (seed, budget)
+        assert got.board.tolist() == board
+        assert got.status == status
+
+
+def test_kernel_choice():
+    inst = Instance("u", 4, 4, unsolvable_pieces(4, 4, 0))
+    plan = plan_for(inst, "none")
+    assert not B.BestSearch(plan).generated  # auto: 16 depths, below AUTO_MIN_DEPTHS
+    assert not B.BestSearch(plan, kernel="generic").generated
+    with pytest.raises(SolverError, match="kernel 'fast'"):
+        B.BestSearch(plan, kernel="fast")

@@ -188,7 +188,8 @@ def run_best_cli(inst, *, scan: str, fixed_value: str | None, clues: str | None,
                  quota: str, order: str, store: Path | None,
                  rng_seed: int, restart_nodes: int, restarts: int | None,
                  minutes: float | None, max_nodes: int | None, workers: int,
-                 output: Path | None, as_json: bool, fill: bool) -> None:
+                 output: Path | None, as_json: bool, fill: bool,
+                 kernel: str = "auto") -> None:
     """`solve --best`: run, save every restart's best board (and its filled board) to the
     boards file as it ends, print the report; exit 130 when stopped by Ctrl-C."""
     from tqdm import tqdm
@@ -260,7 +261,7 @@ def run_best_cli(inst, *, scan: str, fixed_value: str | None, clues: str | None,
                    restart_nodes=restart_nodes, workers=workers,
                    seconds=None if minutes is None else minutes * 60, max_nodes=max_nodes,
                    restarts=restarts, first_restart=first, on_result=on_result,
-                   tick=bar.update if workers == 1 else None)
+                   tick=bar.update if workers == 1 else None, kernel=kernel)
     bar.close()
     report = best_report(inst, run, plan, state["filled"], out)
     if as_json:

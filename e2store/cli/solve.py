@@ -85,10 +85,10 @@ from e2store.cli.options import (
 @click.option("--finals-hamming", type=click.IntRange(min=0), default=DEFAULT_FINALS_HAMMING,
               show_default=True, help="Hamming of the finals regions' corolles (with --store).")
 @click.option("--kernel", type=click.Choice(KERNELS), default="auto", show_default=True,
-              help="Kernel of complete searches: `unrolled` generates and compiles one for "
-              "this search's plan (about 2x the nodes per second, a few seconds to compile "
-              "the first time), `generic` never, `auto` when the search has at least "
-              f"{AUTO_MIN_DEPTHS} free cells.  Counts are the same.")
+              help="Kernel of complete and --best searches: `unrolled` generates and compiles one "
+              "for this search's plan (about 2x the nodes per second, a few seconds to "
+              "compile the first time), `generic` never, `auto` when the search has at least "
+              f"{AUTO_MIN_DEPTHS} free cells.  Counts and boards are the same.")
 @json_option("Print the report as one JSON object on stdout.")
 @click.option("--openings", "openings_file", default=None, metavar="FILE",
               type=click.Path(dir_okay=False, path_type=Path),
@@ -137,7 +137,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     opts = {k: finals.pop(k) for k in best_keys}
     if best:
         _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_nodes,
-                    as_json, workers, opts, finals)
+                    as_json, workers, opts, finals, kernel)
         return
     given = [f"--{k.replace('rng_seed', 'seed').replace('_', '-')}" for k in best_keys
              if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT]
@@ -267,12 +267,12 @@ def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
 
 
 def _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_nodes, as_json,
-                workers, opts, finals) -> None:
+                workers, opts, finals, kernel) -> None:
     """`solve --best`: refuse the exact search's options, then run (e2store.cli.best)."""
     from e2store.cli.best import run_best_cli
 
     exact = {"first": "--first/--all", "no_break": "--no-symmetry-break",
-             "distinct": "--distinct", "keep": "--keep", "kernel": "--kernel",
+             "distinct": "--distinct", "keep": "--keep",
              "openings_file": "--openings", "shard": "--shard",
              "estimate_samples": "--estimate", "method": "--method", "budget": "--memory-budget",
              "finals_regions": "--finals-regions", "finals_hamming": "--finals-hamming"}
@@ -288,7 +288,7 @@ def _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_no
                  store=finals.get("store"), rng_seed=opts["rng_seed"],
                  restart_nodes=opts["restart_nodes"], restarts=opts["restarts"],
                  minutes=opts["minutes"], max_nodes=max_nodes, workers=workers,
-                 output=output, as_json=as_json, fill=not opts["no_fill"])
+                 output=output, as_json=as_json, fill=not opts["no_fill"], kernel=kernel)
 
 
 def fixed_cells(inst, value: str | None) -> dict | None:

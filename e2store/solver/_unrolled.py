@@ -423,8 +423,14 @@ def _packs(names: list[str], size: int = 24) -> list[list[str]]:
 def kernel(plan, closure=None):
     """The generated kernel `f0` for `plan` (and `closure`, see `source`), source written
     and module loaded once per process and plan structure."""
-    text = source(plan, closure)
-    name = "e2k_" + hashlib.sha256(text.encode()).hexdigest()[:20]
+    return load_generated(source(plan, closure), "e2k_", "f0")
+
+
+def load_generated(text: str, prefix: str, entry: str):
+    """Function `entry` of the generated module `text`: written to `kernel_dir` under a
+    name from its hash (unless there already), imported once per process.  Shared by the
+    generated kernels of the exact (here) and best-score (`_best_gen`) searches."""
+    name = prefix + hashlib.sha256(text.encode()).hexdigest()[:20]
     if name not in _LOADED:
         path = kernel_dir() / f"{name}.py"
         if not path.exists() or path.read_text() != text:
@@ -434,7 +440,7 @@ def kernel(plan, closure=None):
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
-        _LOADED[name] = module.f0
+        _LOADED[name] = getattr(module, entry)
     return _LOADED[name]
 
 

@@ -234,11 +234,19 @@ class RestartResult:
 class BestSearch:
     """Restarts of the best-score kernel over one `BestPlan`."""
 
-    def __init__(self, plan: BestPlan):
-        from e2store.solver import _best_kernels
+    def __init__(self, plan: BestPlan, kernel: str = "auto"):
+        """`kernel`: "generic" (one loop for every depth, `_best_kernels`), "unrolled" (the
+        plan's own generated code, `_best_gen`: about 2x the nodes per second, a few
+        seconds to compile once per plan) or "auto" (unrolled from `AUTO_MIN_DEPTHS` free
+        cells on)."""
+        from e2store.solver import _best_gen, _best_kernels, _unrolled
 
+        _unrolled.check_choice(kernel)
         self.plan = plan
-        self.kernel = _best_kernels.best_search
+        self.generated = _best_gen.supported(plan) and (
+            kernel == "unrolled" or (kernel == "auto"
+                                     and plan.cell.size >= _best_gen.AUTO_MIN_DEPTHS))
+        self.kernel = _best_gen.kernel(plan) if self.generated else _best_kernels.best_search
 
     def run(self, seed: int, restart: int, budget: int, *,
             deadline: float | None = None, stop: Callable[[], bool] | None = None,
@@ -274,9 +282,14 @@ class BestSearch:
         status = "budget"
         while nodes < budget:
             step = min(SLICE_NODES, budget - nodes)
-            got = self.kernel(lists, kstart, kmid, kend, p.colk, p.inner, p.K, p.cell, p.kbase,
-                              p.ia, p.ib, p.xi, p.xs, p.allow, p.jf, p.full, p.hq, p.qmin,
-                              scol, placed, used, ptr, lim, mid, mism, hcum, st, best, step)
+            if self.generated:
+                got = self.kernel(lists, kstart, kmid, kend, p.colk, p.inner, p.hq, scol,
+                                  placed, used, ptr, lim, mid, mism, hcum, st, best, step)
+            else:
+                got = self.kernel(lists, kstart, kmid, kend, p.colk, p.inner, p.K, p.cell,
+                                  p.kbase, p.ia, p.ib, p.xi, p.xs, p.allow, p.jf, p.full,
+                                  p.hq, p.qmin, scol, placed, used, ptr, lim, mid, mism, hcum,
+                                  st, best, step)
             nodes += int(got)
             if tick is not None:
                 tick(int(got))

@@ -90,10 +90,10 @@ def restart_row(r: RestartResult, joins: int, source: str = "best", **over) -> d
             "nodes": r.nodes, "seconds": round(r.seconds, 6), "source": source, **over}
 
 
-def _init(instance: Instance, scan, fixed, breaks, quota, piece_rank, stop) -> None:
+def _init(instance: Instance, scan, fixed, breaks, quota, piece_rank, kernel, stop) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the run: `stop`
     plan = best_plan(instance, scan, fixed, breaks, quota, piece_rank)
-    _WORKER.update(search=BestSearch(plan), stop=stop)
+    _WORKER.update(search=BestSearch(plan, kernel), stop=stop)
     _WORKER["search"].run(0, 0, 1)  # compile (or load) the kernel before any work
 
 
@@ -109,11 +109,13 @@ def run_best(instance: Instance, *, scan="rowscan", fixed=None, breaks="blackwoo
              seconds: float | None = None, max_nodes: int | None = None,
              restarts: int | None = None, first_restart: int = 0,
              on_result: Callable[[RestartResult, BestRun], None] | None = None,
-             tick: Callable[[int], None] | None = None) -> BestRun:
+             tick: Callable[[int], None] | None = None, kernel: str = "auto") -> BestRun:
     """Run restarts first_restart, first_restart+1, ... until `max_nodes` nodes in all,
     `seconds` of wall time, `restarts` restarts, a perfect board, or Ctrl-C (then the
     results so far, `ended` "interrupted").  `on_result` sees each restart's result as it
-    ends (a caller saves boards there); `tick(nodes)` counts progress (one process only)."""
+    ends (a caller saves boards there); `tick(nodes)` counts progress (one process only);
+    `kernel` as for `BestSearch` (the parent compiles a generated one before the workers
+    start, so they load it from numba's cache)."""
     plan: BestPlan = best_plan(instance, scan, fixed, breaks, quota, piece_rank)
     scan_name = scan if isinstance(scan, str) else "custom"
     run = BestRun(instance.id, str(scan_name), plan.breaks, tuple(
@@ -149,9 +151,11 @@ def run_best(instance: Instance, *, scan="rowscan", fixed=None, breaks="blackwoo
         return {"perfect": "perfect", "exhausted": "exhausted"}.get(r.status)
 
     interrupted = threading.Event()
+    search = BestSearch(plan, kernel)
+    if workers > 1:
+        search.run(0, 0, 1)  # compiled here once (numba's cache), loaded by the workers
     with _sigint_sets(interrupted):
         if workers == 1:
-            search = BestSearch(plan)
             while not interrupted.is_set() and (b := budget_left()) is not None:
                 planned += 1
                 left = None if deadline is None else time.monotonic() + (deadline - time.time())
@@ -167,7 +171,7 @@ def run_best(instance: Instance, *, scan="rowscan", fixed=None, breaks="blackwoo
             stop = ctx.Event()
             with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init,
                                      initargs=(instance, scan, fixed, breaks, quota, piece_rank,
-                                               stop)) as pool:
+                                               kernel, stop)) as pool:
 
                 def submit_more() -> None:
                     nonlocal planned, next_k
