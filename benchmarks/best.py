@@ -56,6 +56,9 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--store", type=Path, default=None)
+    ap.add_argument("--fill-from", type=int, default=0,
+                    help="fill the holes of restarts at least this deep only (the others "
+                    "count with their partial score)")
     a = ap.parse_args()
     path = a.shared / "instances" / "e2_gallicchio.puz"
     if not path.exists():
@@ -92,7 +95,7 @@ def main() -> None:
                            restarts=None if a.minutes else a.restarts)
             keep = {y * 16 + x for x, y in fixed}
             filled = [fill_holes(inst, r.board, seconds=10.0, keep=keep).score
-                      for r in run.results]
+                      if r.depth >= a.fill_from else r.score for r in run.results]
             b = run.best
             per_process = run.nodes / max(sum(r.seconds for r in run.results), 1e-9)
             dist: dict[int, int] = {}
