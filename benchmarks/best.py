@@ -3,7 +3,8 @@ deepest board per restart and the full-board score after filling the holes, per 
 
     python benchmarks/best.py [--shared ../shared] [--clues centre|all]
         [--arm plain|quota ...] [--seeds 0 1 2 3 4] [--restart-nodes 1e9]
-        [--minutes M] [--workers N] [--json OUT]
+        [--minutes M] [--workers N] [--kernel auto|generic|unrolled] [--fill-from D]
+        [--json OUT]
 
 Each (arm, seed) is one `run_best` of `--minutes` (default: one restart of
 `--restart-nodes`); every restart's best board is filled (`e2store.solver.fill`).  Prints
@@ -56,6 +57,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--store", type=Path, default=None)
+    ap.add_argument("--kernel", choices=("auto", "generic", "unrolled"), default="auto",
+                    help="the search's kernel (same nodes and boards, different rates)")
     ap.add_argument("--fill-from", type=int, default=0,
                     help="fill the holes of restarts at least this deep only (the others "
                     "count with their partial score)")
@@ -77,7 +80,7 @@ def main() -> None:
     tiles = tileability(a.store or Path(tempfile.mkdtemp()) / "store", inst)
     store_quota, store_order = quota_from_store(inst, tiles), piece_order(inst, tiles)
     print(f"# {cpu_model()}; Eternity II, clues {a.clues}, scan blackwood, breaks blackwood; "
-          f"{a.workers} worker(s), store quota colours {store_quota}, "
+          f"{a.workers} worker(s), kernel {a.kernel}, store quota colours {store_quota}, "
           + (f"{a.minutes} min per seed" if a.minutes else
              f"one restart of {a.restart_nodes:.3g} nodes per seed"))
     print(f"{'arm':16} {'seed':>4} {'restarts':>8} {'nodes':>14} {'M/s':>6} {'depth':>5} "
@@ -92,7 +95,7 @@ def main() -> None:
                            piece_rank=store_order if ARMS[arm]["order"] else None, seed=seed,
                            restart_nodes=int(a.restart_nodes), workers=a.workers,
                            seconds=None if a.minutes is None else a.minutes * 60,
-                           restarts=None if a.minutes else a.restarts)
+                           restarts=None if a.minutes else a.restarts, kernel=a.kernel)
             keep = {y * 16 + x for x, y in fixed}
             filled = [fill_holes(inst, r.board, seconds=10.0, keep=keep).score
                       if r.depth >= a.fill_from else r.score for r in run.results]
