@@ -30,9 +30,13 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from e2store.solver._unrolled import (  # noqa: F401 - `auto` threshold shared with the exact search
+    AUTO_MIN_DEPTHS,
+    load_generated,
+)
+
 GENERATOR_VERSION = 1
 _HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
-AUTO_MIN_DEPTHS = 30  # `kernel="auto"`: generated for plans with at least this many depths
 
 _ARGS = ("lists", "kstart", "kmid", "kend", "colk", "inner", "hq", "scol", "placed", "used",
          "ptr", "lim", "mid", "mism", "hcum", "st", "best")
@@ -76,8 +80,6 @@ def source(plan) -> str:
 
 def kernel(plan):
     """The generated `best_search` for `plan`, written and loaded once per process."""
-    from e2store.solver._unrolled import load_generated
-
     return load_generated(source(plan), "e2b_", "best_search")
 
 
