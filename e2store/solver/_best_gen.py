@@ -30,6 +30,20 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from e2store.solver._best_kernels import (  # the state words, declared there
+    ST_BEST_D,
+    ST_BEST_MISM,
+    ST_BEST_SCORE,
+    ST_D,
+    ST_FULL,
+    ST_STARTED,
+    ST_STATUS,
+)
 from e2store.solver._unrolled import (  # noqa: F401 - `auto` threshold shared with the exact search
     AUTO_MIN_DEPTHS,
     load_generated,
@@ -41,8 +55,6 @@ _HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
 _ARGS = ("lists", "kstart", "kmid", "kend", "colk", "inner", "hq", "scol", "placed", "used",
          "ptr", "lim", "mid", "mism", "hcum", "st", "best")
 _UNSIGNED = {"inner", "used"}
-# state words, as in `_best_kernels`
-ST_D, ST_STARTED, ST_BEST_D, ST_BEST_SCORE, ST_BEST_MISM, ST_FULL, ST_STATUS = range(7)
 
 
 def spec(plan) -> dict:
@@ -86,9 +98,6 @@ def kernel(plan):
 def emit(sp: dict):
     """A numba intrinsic running the search of the plan rows `sp` (`spec`): the whole
     kernel, one block per depth (module docstring)."""
-    from numba import types
-    from numba.extending import intrinsic
-
     @intrinsic
     def search(typingctx, lists, kstart, kmid, kend, colk, inner, hq, scol, placed, used, ptr,
                lim, mid, mism, hcum, st, best, budget):
@@ -107,8 +116,6 @@ class _Emitter:
     """Writes the kernel's IR into the intrinsic's function (see `emit`)."""
 
     def __init__(self, sp: dict, context, builder, signature, args):
-        from llvmlite import ir
-
         self.ir, self.i64 = ir, ir.IntType(64)
         self.sp, self.b = sp, builder
         self.n, self.K = sp["n"], sp["K"]
@@ -200,8 +207,6 @@ class _Emitter:
         return b.load(nodes)
 
     def _var(self, init):
-        from numba.core import cgutils
-
         return cgutils.alloca_once_value(self.b, init)
 
     def _depth(self, d: int) -> None:
@@ -310,8 +315,6 @@ class _Emitter:
         b.store(c(d1), self.bd)
         b.store(score, self.bs)
         self.put("st", ST_BEST_MISM, mm)
-        from numba.core import cgutils
-
         with cgutils.for_range(b, c(sp["cells"])) as r:
             self.put("best", r.index, self.ld("placed", r.index))
         b.branch(kept)
