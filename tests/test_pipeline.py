@@ -212,8 +212,16 @@ def _command(workdir: Path, config: Path | None, *extra: str, cores: int | None 
     return cmd + list(extra)
 
 
-def _env() -> dict:
+def _env(slurm: bool = False) -> dict:
+    """The environment of the subprocesses: this venv's tools first on PATH."""
     env = dict(os.environ)
+    # snakemake loads the SLURM executor plugin (the test extra installs it), which runs
+    # `scontrol show config` on start: where a SLURM client is installed but no controller
+    # runs, that retries for 9 s per snakemake call.  No test here talks to SLURM (the
+    # `slurm`-marked tests in test_slurm.py ask for `slurm=True`), so an empty SLURM
+    # configuration makes scontrol fail at once.
+    if not slurm:
+        env.setdefault("SLURM_CONF", os.devnull)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
 

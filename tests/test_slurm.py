@@ -77,7 +77,7 @@ def _slurm(work: Path, config: Path | None, *extra: str, check: bool = True,
                    cores=None)
     if config is not None:
         cmd += ["--configfile", str(config)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=1800,
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(slurm=True), timeout=1800,
                           cwd=work)  # the plugin's job logs go to ./.snakemake/slurm_logs
     if check:
         assert proc.returncode == 0, proc.stderr[-4000:]
@@ -143,9 +143,9 @@ def _solve_workdir(path: Path) -> Path:
     path.mkdir(parents=True)
     gen = ["--size", "4", "--frame-colours", "2", "--inner-colours", "3", "--seed", "3"]
     subprocess.run(["e2store", "generate-instance", *gen, "-o", str(path / "g4.e2s")],
-                   check=True, env=_env(), capture_output=True)
+                   check=True, env=_env(slurm=True), capture_output=True)
     subprocess.run(["e2store", "enumerate", str(path / "g4.e2s"), "--hamming", "1", "--store",
-                    str(path / "st")], check=True, env=_env(), capture_output=True)
+                    str(path / "st")], check=True, env=_env(slurm=True), capture_output=True)
     cfg = {"results": "res", "hamming": [1], "forms": ["flat"], "instances": {"g4": "g4.e2s"},
            "solve": {"instance": "g4", "store": "st", "cells": [[0, 0], [1, 1]],
                      "hamming": 1, "shards": 3, "symmetry_break": True}}
@@ -160,7 +160,7 @@ def test_sharded_solve_through_sbatch_equals_a_local_solve(tmp_path):
     merged = json.loads((work / "res" / "solve" / "solve.json").read_text())
     single = json.loads(subprocess.run(
         ["e2store", "solve", str(work / "res" / "instances" / "g4.e2s"), "--json"],
-        check=True, env=_env(), capture_output=True, text=True).stdout)
+        check=True, env=_env(slurm=True), capture_output=True, text=True).stdout)
     assert merged["solutions"] == single["solutions"] > 0 and merged["complete"]
 
 
@@ -193,7 +193,7 @@ def test_a_shard_cancelled_by_slurm_then_a_rerun_equals_an_uninterrupted_run(tmp
     cmd = _command(work, work / "cfg.yaml", "--profile", str(REPO / "profiles" / "slurm"),
                    *SMALL, "--retries", "0", cores=None)
     run = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           env=_env(), cwd=work)
+                           env=_env(slurm=True), cwd=work)
     cancelled = None
     deadline = time.time() + 600
     while cancelled is None and time.time() < deadline and run.poll() is None:
