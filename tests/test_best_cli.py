@@ -23,6 +23,7 @@ from e2store.instance.e2sfile import write_e2store
 from e2store.instance.model import Instance
 from e2store.instance.url import board_url
 from e2store.solver.boards import read_boards
+from e2store.solver.schedules import SCHEDULES
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "instances"
 
@@ -135,6 +136,7 @@ def test_eternity_ii_clues_are_placed(tmp_path):
     cells = read_boards(out).cells[0]
     assert cells[7 * 16 + 8] == 138 * 4 and cells[2 * 16 + 13] == 180 * 4 + 1
     assert cells[13 * 16 + 2] == 254 * 4 + 1
+    assert json.loads(r.output)["breaks"] == list(SCHEDULES["clues"])  # auto, five clues
 
 
 def test_ctrl_c_keeps_what_was_found(tmp_path):

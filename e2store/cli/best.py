@@ -123,7 +123,12 @@ def score_text(r: dict) -> str:
 
 def best_options(f):
     """The options of `solve --best` (applied to `solve`)."""
-    from e2store.solver.schedules import DEFAULT_RESTART_NODES, DEFAULT_SCHEDULE, SCHEDULES
+    from e2store.solver.schedules import (
+        CLUES_SCHEDULE,
+        DEFAULT_RESTART_NODES,
+        DEFAULT_SCHEDULE,
+        SCHEDULES,
+    )
 
     opts = [
         click.option("--best", is_flag=True, help="Best-score search: the deepest boards and "
@@ -131,10 +136,11 @@ def best_options(f):
                      "(never on a frame colour); restarts with random tie-breaks; writes a "
                      "boards file (-o, default best-boards.parquet) and fills each best "
                      "board's holes for its full-board score."),
-        click.option("--breaks", default=DEFAULT_SCHEDULE, show_default=True,
+        click.option("--breaks", default="auto", show_default=True,
                      metavar="NAME|D1,D2,...", help="With --best: the scan depths from which "
                      f"the 1st, 2nd, ... mismatch is allowed, or a schedule: "
-                     f"{', '.join(SCHEDULES)} (scaled from 256 cells to the board)."),
+                     f"{', '.join(SCHEDULES)} (scaled from 256 cells to the board); `auto`: "
+                     f"{CLUES_SCHEDULE} with --clues all, else {DEFAULT_SCHEDULE}."),
         click.option("--seed", "rng_seed", default=0, show_default=True, type=_SEED,
                      help="With --best: the random seed of the tie-breaks (restart k draws "
                      "from (seed, k): a run is reproducible restart by restart)."),
@@ -211,6 +217,10 @@ def run_best_cli(inst, *, scan: str, fixed_value: str | None, clues: str | None,
             if cell in fixed and fixed[cell] != v:
                 raise SolverError(f"--fixed and --clues disagree on cell {cell}")
             fixed[cell] = v
+    if breaks == "auto":
+        from e2store.solver.schedules import CLUES_SCHEDULE, DEFAULT_SCHEDULE
+
+        breaks = CLUES_SCHEDULE if clues == "all" else DEFAULT_SCHEDULE
     piece_rank = None
     if quota == "auto":
         from e2store.solver.best import eternity_ii

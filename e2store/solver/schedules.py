@@ -13,9 +13,14 @@ from e2store.errors import SolverError
 SCHEDULES = {
     "blackwood": (201, 206, 211, 216, 221, 225, 229, 233, 237, 239),  # 10: >= 470 when full
     "verhaard": (193, 202, 209, 214, 218, 222, 226, 229, 232, 235, 238, 240),
+    # for the five clues: one mismatch allowed where the exact search stalls beside the
+    # clues (rows 1-3 beside the clues of row 2, north of the centre clue), then at 150
+    # and 190, then Blackwood's (docs/benchmarks.md, *All five clues*)
+    "clues": (18, 33, 50, 100, 150, 190, 201, 206, 211, 216, 221, 225, 229, 233, 237, 239),
     "none": (),
 }
 DEFAULT_SCHEDULE = "blackwood"
+CLUES_SCHEDULE = "clues"  # the default with all five clues (`auto`)
 # Eternity II's clues, {(x, y): (piece, r)} with y from the north and pieces numbered from 0
 # as in the official list (e2_gallicchio.puz, e2pieces_jwortmann.txt): the centre clue (the
 # only one the contest required: piece 139 on I8) and the four more of the clue puzzles,
