@@ -88,3 +88,13 @@ class InvalidSolutionError(SolverError):
 class KernelCacheError(E2StoreError, PermissionError):
     """The directory of generated solver kernels is not safe to import code from (not owned
     by this user, writable by others, or a symbolic link); says which and how to fix it."""
+
+
+class ExactInputError(E2StoreError, ValueError):
+    """A region, clue, engine or check the exact model cannot take (cell off the board,
+    unknown engine): the message says which and what is allowed."""
+
+
+class OutOfReachError(E2StoreError, TimeoutError):
+    """An exact model gave up: over its time limit or its size limit.  Not a disagreement:
+    the message says how far it got and how to give it more room."""

@@ -41,6 +41,8 @@ COMMANDS = {
     "openings": "e2store.cli.openings:openings_cmd",
     "solve": "e2store.cli.solve:solve_cmd",
     "score": "e2store.cli.best:score_cmd",
+    "crosscheck": "e2store.cli.exact:crosscheck",
+    "export-cnf": "e2store.cli.exact:export_cnf",
     "stage": "e2store.cli.stage:stage",  # hidden: the pipeline's steps
 }
 

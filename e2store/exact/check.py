@@ -1,0 +1,149 @@
+"""Crosschecks: e2store's number beside the exact models' numbers, and a verdict
+(docs/exact.md).  The caller passes e2store's own figure (from its kernels, or a number
+to check, `--expect`); nothing here computes it, so the two sides share no code.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from e2store.errors import ExactInputError, OutOfReachError
+from e2store.exact.encode import Cnf, diamond, encode, frame_sides
+from e2store.exact.models import DEFAULT_SAT, run_model
+from e2store.exact.sql import count_region
+from e2store.instance.model import GREY, Instance
+
+COUNT_MODELS = ("sql", "count")  # DuckDB join, ganak over the region's CNF
+
+
+@dataclass
+class Check:
+    """One crosscheck: what was checked, e2store's figure, each model's figure (None: out
+    of reach) and seconds, and the verdict."""
+
+    what: str
+    expected: int | None
+    models: dict[str, int | None] = field(default_factory=dict)
+    source: str = "e2store"  # whose figure `expected` is: e2store's kernels, or --expect
+    seconds: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        """'agree' (every model that finished gives e2store's figure), 'disagree' (one does
+        not), or 'out of reach' (no model finished)."""
+        got = [v for v in self.models.values() if v is not None]
+        if any(v != self.expected for v in got):
+            return "disagree"
+        return "agree" if got else "out of reach"
+
+    def as_dict(self) -> dict:
+        return {"what": self.what, "expected": self.expected, "source": self.source,
+                "models": self.models,
+                "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
+                "status": self.status, "notes": self.notes}
+
+
+def _timed(check: Check, name: str, run: Callable[[], int]) -> None:
+    t0 = time.perf_counter()
+    try:
+        check.models[name] = run()
+    except OutOfReachError as exc:
+        check.models[name] = None
+        check.notes.append(f"{name}: {exc}")
+    check.seconds[name] = time.perf_counter() - t0
+
+
+def check_count(instance: Instance, x: int, y: int, hamming: int, expected: int, *,
+                models: Sequence[str] = COUNT_MODELS, seconds: float | None = None) -> Check:
+    """The corolles of hamming `hamming` at (x, y) by each model, against `expected`."""
+    for m in models:
+        if m not in COUNT_MODELS:
+            raise ExactInputError(f"unknown model {m!r}: {', '.join(COUNT_MODELS)}")
+    cells = diamond(instance.width, instance.height, x, y, hamming)
+    check = Check(f"corolles h={hamming} at ({x},{y})", expected)
+    for m in models:
+        if m == "sql":
+            _timed(check, m, lambda: count_region(instance, cells, centre=(x, y),
+                                                  seconds=seconds).count)
+        else:
+            _timed(check, m, lambda: run_model("count", encode(instance, cells),
+                                               seconds=seconds).count)
+    return check
+
+
+def lowest_corner_piece(instance: Instance) -> int:
+    """The lowest-numbered piece with two adjacent grey sides (the symmetry break's piece)."""
+    for p in range(instance.n_pieces):
+        c = [int(v) for v in instance.pieces[p]]
+        if any(c[s] == GREY and c[(s + 1) % 4] == GREY for s in range(4)):
+            return p
+    raise ExactInputError(f"instance {instance.name!r} has no corner piece: no symmetry "
+                          f"break (use --no-symmetry-break)")
+
+
+def board_cnf(instance: Instance, *, fixed: Mapping[tuple[int, int], int] | None = None,
+              symmetry_break: bool = False, soft: bool = False) -> Cnf:
+    """The whole board's CNF; `symmetry_break`: the lowest corner piece on the north-west
+    corner (on a square board: one solution per class of board rotations), or on the
+    north-west or north-east corner of an oblong board (one per half-turn pair)."""
+    cnf = encode(instance, fixed=fixed, soft=soft)
+    if symmetry_break:
+        p = lowest_corner_piece(instance)
+        w, h = instance.width, instance.height
+        corners = [(0, 0)] if w == h else [(0, 0), (w - 1, 0)]
+        lits = [var for c in corners for v, var in cnf.place[cnf.cells.index(c)].items()
+                if v // 4 == p]
+        cnf.clauses.append(lits)
+        cnf.notes.append(f"symmetry break: piece {p} on "
+                         + " or ".join(f"({cx},{cy})" for cx, cy in corners))
+    return cnf
+
+
+def check_solutions(instance: Instance, expected: int, *,
+                    fixed: Mapping[tuple[int, int], int] | None = None,
+                    symmetry_break: bool = False, seconds: float | None = None,
+                    solver: str = DEFAULT_SAT, progress=None) -> Check:
+    """Board solutions by SAT enumeration with blocking clauses, against `expected`."""
+    cnf = board_cnf(instance, fixed=fixed, symmetry_break=symmetry_break)
+    what = "solutions" + (" (symmetry broken)" if symmetry_break else "") + \
+        (f" ({len(fixed)} fixed cells)" if fixed else "")
+    check = Check(what, expected)
+    _timed(check, "sat", lambda: run_model("enumerate", cnf, seconds=seconds, solver=solver,
+                                           progress=progress).count)
+    return check
+
+
+def check_best(instance: Instance, found: int, *,
+               fixed: Mapping[tuple[int, int], int] | None = None,
+               seconds: float | None = None) -> tuple[Check, dict | None]:
+    """The best score (matched joins) by MaxSAT (RC2), against the score `found`; also the
+    optimal board {"x,y": packed}."""
+    cnf = board_cnf(instance, fixed=fixed, soft=True)
+    check = Check("best score", found)
+    box: dict = {}
+
+    def run() -> int:
+        r = run_model("optimum", cnf, seconds=seconds)
+        box["board"] = r.solutions[0] if r.solutions else None
+        return int(r.optimum)
+
+    _timed(check, "maxsat", run)
+    return check, box.get("board")
+
+
+def inner_joins(width: int, height: int) -> int:
+    """Joins between two cells of the board (the frame's are grey by rule)."""
+    return (width - 1) * height + width * (height - 1)
+
+
+def frame_ok(instance: Instance, board: Mapping[tuple[int, int], int]) -> bool:
+    """Every placement of `board` shows grey on exactly its cell's frame sides."""
+    for (x, y), v in board.items():
+        p, r = divmod(v, 4)
+        grey = {s for s in range(4) if int(instance.pieces[p][(s - r) % 4]) == GREY}
+        if grey != frame_sides(instance.width, instance.height, x, y):
+            return False
+    return True
