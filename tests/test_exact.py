@@ -222,3 +222,19 @@ def test_crosscheck_best_certifies_solve_best(tmp_path):
     assert row["status"] == "agree" and row["models"]["maxsat"] == row["expected"] < 24
     r = run("crosscheck", path, "--best", "--expect", row["expected"] - 1)
     assert r.exit_code == 1
+
+
+def test_solve_engine_sat_reports_as_the_backtracker(tmp_path):
+    inst = random_instance(4, 4, 11, n_frame=2, n_inner=2)
+    path = tmp_path / "b.e2s"
+    write_e2store(inst, path)
+    for flags in ([], ["--no-symmetry-break"], ["--first"]):
+        a = run("solve", path, *flags, "--json")
+        b = run("solve", path, *flags, "--engine", "sat", "--json", "-o", tmp_path / "s.txt")
+        assert a.exit_code == 0 and b.exit_code == 0, (a.output, b.output)
+        ra, rb = json.loads(a.output), json.loads(b.output)
+        assert ra["solutions"] == rb["solutions"] > 0 and rb["scan"].startswith("sat")
+    r = run("solve", path, "--engine", "sat", "--best")
+    assert r.exit_code == 2 and "--engine sat takes no --best" in r.output
+    r = run("solve", path, "--engine", "minisat")
+    assert r.exit_code == 2

@@ -1,8 +1,9 @@
 """The package's structure: stages import one way, and only public names cross modules.
 
 Stages (docs/design.md, section 8): the shared base modules, then instance -> zones ->
-corolles -> store -> query -> solver, with reports and the exact models beside the solver, the count tables
-above them, the web explorer above those and the command line on top.  A module may
+corolles -> store -> query -> solver, with reports and the exact models beside the
+solver, the count tables above them, the web explorer above those and the command line on
+top.  A module may
 import from its own subpackage and from lower stages only.  A name with a leading
 underscore is private to its module; a private module (`_kernels`, `_unrolled`...) is
 private to its subpackage.

@@ -215,3 +215,27 @@ def export_cnf(instance: Path, fmt: str, sides: str | None, size: Size | None,
     atomic_write_text(Path(output), text)
     click.echo(f"{output}: {cnf.n_vars:,} variables, {len(cnf.clauses):,} clauses"
                + (f", {len(cnf.soft):,} soft" if soft else ""))
+
+
+def solve_sat(inst, *, first: bool, symmetry_break: bool, fixed: dict | None, keep: int,
+              seconds: float | None = None):
+    """`solve --engine sat`: the solutions by SAT enumeration, as the backtracker's
+    report (a `SolveResult`; nodes are not counted)."""
+    import time
+
+    import numpy as np
+
+    from e2store.exact.check import board_cnf
+    from e2store.exact.models import DEFAULT_SAT, run_model
+    from e2store.solver.search import SolveResult
+
+    t0 = time.perf_counter()
+    cnf = board_cnf(inst, fixed=fixed, symmetry_break=symmetry_break)
+    r = run_model("enumerate", cnf, seconds=seconds, limit=1 if first else None)
+    w, h = inst.width, inst.height
+    boards = np.array([[b[f"{x},{y}"] for y in range(h) for x in range(w)]
+                       for b in r.solutions[:keep]], dtype=np.int16).reshape(-1, w * h)
+    return SolveResult(inst.id, w, h, f"sat ({DEFAULT_SAT})", symmetry_break,
+                       len(fixed or {}), first, solutions=r.count,
+                       seconds=time.perf_counter() - t0, first_seconds=r.first_seconds,
+                       complete=True, boards=boards)

@@ -109,6 +109,10 @@ from e2store.cli.options import (
               help="With --estimate: sample the prefixes of the first K free cells (default: "
               "the first depth with 10 M of them); deeper makes each sampled subtree smaller, "
               "which big boards need.")
+@click.option("--engine", type=click.Choice(("backtrack", "sat")), default="backtrack",
+              show_default=True, help="backtrack: e2store's search; sat: SAT enumeration "
+              "with CaDiCaL (e2store.exact, `pip install '.[exact]'`): the same report, for "
+              "a side-by-side check (--first, or --all on small boards).")
 @best_options
 @status_option("solve")
 def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
@@ -118,7 +122,8 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
               estimate_samples: int | None = None,
               estimate_seed: int = 0, estimate_depth: int | None = None,
               kernel: str = "auto", method: str = "auto", budget: int = 2 << 30,
-              distinct: bool = False, best: bool = False, **finals) -> None:
+              distinct: bool = False, best: bool = False, engine: str = "backtrack",
+              **finals) -> None:
     """Solve a puzzle by backtracking and report nodes, solutions and times.
 
     A node is one piece placed.  Progress goes to stderr on long runs; Ctrl-C stops the
@@ -132,6 +137,12 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
 
     save = output
     ctx = click.get_current_context()
+    if engine == "sat":
+        refused = [flag for flag, on in (("--best", best), ("--openings", openings_file),
+                                         ("--estimate", estimate_samples)) if on]
+        if refused:
+            raise SolverError(f"--engine sat takes no {', '.join(refused)} (SAT enumerates "
+                              f"solutions: --first or --all)")
     best_keys = ("breaks", "rng_seed", "restart_nodes", "restarts", "minutes", "clues",
                  "quota", "order", "no_fill")
     opts = {k: finals.pop(k) for k in best_keys}
@@ -200,7 +211,18 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
         raise SolverError("--shard needs --openings FILE")
     seed = fixed_cells(inst, seed_file)
     symmetry_break = not no_break and seed is None
-    if workers > 1:
+    if engine == "sat":
+        from e2store.cli.exact import solve_sat
+
+        refused = [flag for flag, on in (("--workers", workers > 1), ("--max-nodes", max_nodes),
+                                         ("--store", fin is not None or clo is not None),
+                                         ("--distinct", distinct)) if on]
+        if refused:
+            raise SolverError(f"--engine sat takes no {', '.join(refused)} (they are the "
+                              f"backtracker's)")
+        result = solve_sat(inst, first=first, symmetry_break=symmetry_break, fixed=seed,
+                           keep=keep)
+    elif workers > 1:
         from e2store.solver.workers import solve_workers
 
         refused = [flag for flag, on in (("--first", first), ("--max-nodes", max_nodes),
@@ -332,6 +354,7 @@ def _corner(inst, result) -> str | None:
 def format_report(r, inst_name: str, corner: str | None = None,
                   save: Path | None = None) -> str:
     """The human-readable report of a search: a few aligned lines."""
+    sat = r.scan.startswith("sat")
     state = ("interrupted" if r.interrupted else "complete" if r.complete and not r.first_only
              else "stopped at the first solution" if r.complete else "node limit reached")
     lines = [
@@ -351,11 +374,12 @@ def format_report(r, inst_name: str, corner: str | None = None,
     if r.first_nodes is not None:
         lines.append(f"first      after {r.first_nodes:,} nodes, {r.first_seconds:.3f} s")
     elif r.first_seconds is not None:
-        lines.append(f"first      after {r.first_seconds:.3f} s (nodes not counted with a "
-                     f"closure)")
+        lines.append(f"first      after {r.first_seconds:.3f} s (nodes not counted "
+                     f"{'by SAT' if sat else 'with a closure'})")
     else:
         lines.append("first      none")
-    lines.append(f"nodes      {r.nodes:,} in {r.seconds:.3f} s "
+    lines.append(f"nodes      not counted by SAT, {r.seconds:.3f} s" if sat else
+                 f"nodes      {r.nodes:,} in {r.seconds:.3f} s "
                  f"({r.nodes_per_second / 1e6:,.1f} M nodes/s)")
     if r.cuts is not None:
         regions = " ".join(f"({x},{y}):{c:,}" for (x, y), c in zip(r.finals_regions or [],

@@ -31,6 +31,7 @@ class ModelResult:
     solutions: list[dict] = field(default_factory=list)
     optimum: int | None = None  # soft clauses satisfied (matched joins) at the optimum
     complete: bool = True  # False: stopped at a --limit of solutions
+    first_seconds: float | None = None  # enumeration: when the first solution came
 
 
 def _need(module: str):
@@ -50,21 +51,26 @@ def _count(cnf: Cnf) -> int:
     return int(c.count())
 
 
-def _enumerate(cnf: Cnf, limit: int | None, solver: str, progress) -> tuple[int, list, bool]:
+def _enumerate(cnf: Cnf, limit: int | None, solver: str, progress
+               ) -> tuple[int, list, bool, float | None]:
     solvers = _need("pysat.solvers")
     found: list[dict] = []
     n = 0
+    t0 = time.perf_counter()
+    first = None
     with solvers.Solver(name=solver, bootstrap_with=cnf.clauses) as s:
         while s.solve():
             model = s.get_model()
+            if first is None:
+                first = time.perf_counter() - t0
             found.append({f"{x},{y}": v for (x, y), v in cnf.decode(model).items()})
             n += 1
             if progress is not None:
                 progress(n)
             if limit is not None and n >= limit:
-                return n, found, False
+                return n, found, False, first
             s.add_clause(cnf.blocking(model))
-    return n, found, True
+    return n, found, True, first
 
 
 def _optimum(cnf: Cnf) -> tuple[int, dict]:
@@ -102,9 +108,9 @@ def _child(out, kind: str, cnf: Cnf, args: tuple) -> None:
                     last[0] = now
                     out.put(("progress", n))
 
-            n, found, complete = _enumerate(cnf, limit, solver, progress)
+            n, found, complete, first = _enumerate(cnf, limit, solver, progress)
             out.put(("ok", {"count": n, "solutions": found, "complete": complete,
-                            "seconds": time.perf_counter() - t0}))
+                            "first_seconds": first, "seconds": time.perf_counter() - t0}))
         else:
             matched, board = _optimum(cnf)
             out.put(("ok", {"optimum": matched, "solutions": [board],
