@@ -238,3 +238,31 @@ def test_solve_engine_sat_reports_as_the_backtracker(tmp_path):
     assert r.exit_code == 2 and "--engine sat takes no --best" in r.output
     r = run("solve", path, "--engine", "minisat")
     assert r.exit_code == 2
+
+
+def test_crosschecked_counts_are_marked_in_the_tables(tmp_path):
+    from e2store.counts.shards import count_tables, crosscheck_path
+    from e2store.reports.tables import Board, Crosschecked
+    from e2store.web.reports import table_json
+
+    inst = random_instance(4, 4, 12, n_frame=2, n_inner=3)
+    path, rec, out = tmp_path / "b.e2s", tmp_path / "rec", tmp_path / "tables"
+    write_e2store(inst, path)
+    assert run("tabulate", path, "--hamming", "1", "--records", rec, "-o", out).exit_code == 0
+    r = run("crosscheck", path, "--hamming", "1", "--at", "1,1", "--model", "sql",
+            "--records", rec)
+    assert r.exit_code == 0, r.output
+    assert run("tabulate", path, "--hamming", "1", "--records", rec, "-o", out).exit_code == 0
+    md = (out / "corolles_h1.md").read_text()
+    marked = [line for line in md.splitlines() if line.endswith("✓ |")]
+    assert [line.split(" |")[0] for line in marked] == ["| 1 1"], md
+    board = Board(inst.id, inst.name, 4, 4)
+    (t, *_) = count_tables(rec, [(board, inst)], [1])
+    row = next(r for r in table_json(t)["rows"] if (r["x"], r["y"]) == (1, 1))
+    assert row["crosschecked"] == [["sql"]]
+    # a record whose count is not the table's marks nothing
+    p = crosscheck_path(rec, inst.id, 1, 1, 1)
+    doc = json.loads(p.read_text())
+    p.write_text(json.dumps({**doc, "corolles": doc["corolles"] + 1}))
+    (t, *_) = count_tables(rec, [(board, inst)], [1])
+    assert not any(isinstance(v, Crosschecked) for row in t.values for v in row)

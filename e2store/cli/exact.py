@@ -89,6 +89,11 @@ def _report(checks: list, as_json: bool) -> None:
 @click.option("--expect", type=click.IntRange(min=0), default=None,
               help="Check the models against this number instead of e2store's kernels "
               "(a published figure, say).")
+@click.option("--records", "records", default=None, metavar="DIR",
+              type=click.Path(file_okay=False, path_type=Path),
+              help="With --hamming: record each agreeing count in this count-records "
+              "directory (`tabulate --records`): the count tables and `serve` mark it "
+              "crosschecked.")
 @click.option("--seconds", type=click.FloatRange(min=0, min_open=True),
               default=DEFAULT_SECONDS, show_default=True,
               help="Time limit of each model call; past it the check is out of reach.")
@@ -96,7 +101,8 @@ def _report(checks: list, as_json: bool) -> None:
 def crosscheck(instance: Path, fmt: str, sides: str | None, size: Size | None,
                hamming: int | None, at: tuple, model: str, solutions: bool, no_break: bool,
                fixed_value: str | None, best: bool, minutes: float, breaks: str,
-               expect: int | None, seconds: float, as_json: bool) -> None:
+               expect: int | None, seconds: float, as_json: bool,
+               records: Path | None = None) -> None:
     """Recount with an independent exact model and compare: exit 1 on a disagreement.
 
     The models (docs/exact.md) share no code with e2store's kernels: a DuckDB join of
@@ -117,9 +123,18 @@ def crosscheck(instance: Path, fmt: str, sides: str | None, size: Size | None,
         checks = [_solutions(inst, fixed_value, no_break, expect, seconds)]
     else:
         checks = [_best(inst, fixed_value, minutes, breaks, expect, seconds)]
+    if records is not None and hamming is None:
+        raise ExactInputError("--records keeps corolle counts: it needs --hamming")
     if expect is not None:
         for c in checks:
             c.source = "expected"
+    if records is not None and expect is None:
+        from e2store.counts.shards import write_crosscheck
+
+        for c in checks:
+            if c.status == "agree":
+                x, y = c.cell
+                write_crosscheck(records, inst, x, y, hamming, c.expected, c.models, c.seconds)
     _report(checks, as_json)
 
 

@@ -56,6 +56,7 @@ from e2store.reports.tables import (
     DISTINCT_COUNT_FORM,
     MISSING,
     Board,
+    Crosschecked,
     Table,
     Uncounted,
     board_order,
@@ -313,6 +314,35 @@ def zone_cells(instance: Instance, hamming: int) -> list[tuple[int, int]]:
     return [(z.x, z.y) for z in zone_map(instance.width, instance.height, hamming).zones]
 
 
+def crosscheck_path(out: Path, instance_id: str, hamming: int, x: int, y: int) -> Path:
+    return Path(out) / instance_id / f"h{hamming}" / f"{x}-{y}" / "crosscheck.json"
+
+
+def write_crosscheck(out: Path, instance: Instance, x: int, y: int, hamming: int,
+                     corolles: int, models: dict[str, int | None],
+                     seconds: dict[str, float]) -> Path:
+    """Record that independent models (`e2store crosscheck`) gave `corolles` at a zone
+    cell: the count tables then mark the cell's count as crosschecked."""
+    path = crosscheck_path(out, instance.id, hamming, x, y)
+    rec = {"instance": instance.id, "width": instance.width, "height": instance.height,
+           "x": x, "y": y, "hamming": hamming, "corolles": int(corolles),
+           "models": {k: v for k, v in models.items() if v is not None},
+           "seconds": {k: round(v, 3) for k, v in seconds.items()}}
+    atomic_write_text(path, json.dumps(rec, indent=1) + "\n")
+    return path
+
+
+def _crosschecked(cell_dir: Path, corolles: int) -> tuple[str, ...]:
+    """The models whose crosscheck record confirms `corolles` in `cell_dir` (none: ())."""
+    try:
+        rec = json.loads((cell_dir / "crosscheck.json").read_text())
+        models = rec["models"]
+        return tuple(sorted(m for m, v in models.items() if int(v) == corolles)) if int(
+            rec["corolles"]) == corolles else ()
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return ()
+
+
 def zone_records(out: Path, instance_id: str, hamming: int,
                  distinct: bool = False) -> Iterator[dict]:
     """Every complete zone result under OUT for an instance and hamming (summed shards);
@@ -332,8 +362,10 @@ def zone_records(out: Path, instance_id: str, hamming: int,
                 by_shards.setdefault(int(rec["shards"]), []).append(rec)
         for shards, recs in sorted(by_shards.items(), reverse=True):
             if sorted(r["shard"] for r in recs) == list(range(shards)):
+                total = sum(int(r["corolles"]) for r in recs)
                 yield {"x": recs[0]["x"], "y": recs[0]["y"], "shards": shards,
-                       "corolles": sum(int(r["corolles"]) for r in recs),
+                       "corolles": total,
+                       "crosschecked": () if distinct else _crosschecked(cell_dir, total),
                        "seconds": sum(float(r["seconds"]) for r in recs),
                        **({"raw": sum(int(r.get("raw", 0)) for r in recs)} if distinct
                           else {})}
@@ -389,7 +421,9 @@ def count_tables(out: Path, boards: Iterable[tuple[Board, Instance]],
                         row.append(None)
                     elif cell in recs:
                         v = recs[cell][key]
-                        row.append(float(v) if key == "seconds" else int(v))
+                        checked = recs[cell].get("crosschecked") if key == "corolles" else ()
+                        row.append(float(v) if key == "seconds" else
+                                   Crosschecked(int(v), checked) if checked else int(v))
                     elif cell in left:
                         e = est.get(cell)
                         row.append(Uncounted(left[cell]) if e is None else

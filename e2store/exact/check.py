@@ -27,6 +27,7 @@ class Check:
     expected: int | None
     models: dict[str, int | None] = field(default_factory=dict)
     source: str = "e2store"  # whose figure `expected` is: e2store's kernels, or --expect
+    cell: tuple[int, int] | None = None  # a corolle count's cell
     seconds: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -63,7 +64,7 @@ def check_count(instance: Instance, x: int, y: int, hamming: int, expected: int,
         if m not in COUNT_MODELS:
             raise ExactInputError(f"unknown model {m!r}: {', '.join(COUNT_MODELS)}")
     cells = diamond(instance.width, instance.height, x, y, hamming)
-    check = Check(f"corolles h={hamming} at ({x},{y})", expected)
+    check = Check(f"corolles h={hamming} at ({x},{y})", expected, cell=(x, y))
     for m in models:
         if m == "sql":
             _timed(check, m, lambda: count_region(instance, cells, centre=(x, y),

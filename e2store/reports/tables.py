@@ -73,6 +73,19 @@ class Uncounted:
     rel_error: float | None = None
 
 
+class Crosschecked(int):
+    """A count-table count that an independent exact model confirmed (`e2store crosscheck
+    --records`): the count itself, with the models that gave it (`models`)."""
+
+    models: tuple[str, ...] = ()
+
+    def __new__(cls, value: int, models: tuple[str, ...] = ()):
+        out = super().__new__(cls, value)
+        out.models = tuple(models)
+        return out
+
+
+CROSSCHECK_MARK = "✓"
 Value = int | float | _Missing | Uncounted | None
 
 
@@ -238,6 +251,8 @@ def _md_cell(metric: str, v: Value) -> str:
         return f"? ({v.stems:,} stems)" if v.stems < 10**7 else f"? ({v.stems:.2e} stems)"
     if isinstance(v, float):
         return f"{v:,.{_MD_DIGITS.get(metric, 3)}f}"
+    if isinstance(v, Crosschecked):
+        return f"{v:,} {CROSSCHECK_MARK}"
     return f"{v:,}"
 
 
@@ -287,7 +302,13 @@ def table_markdown(table: Table) -> str:
               "r the relative standard error" if table.metric == "corolles" and any(
                   isinstance(v, Uncounted) and v.estimate is not None
                   for row in table.values for v in row) else "") + "."
-           if counts else "; ?: the zone is not in the store."), ""]
+           if counts else "; ?: the zone is not in the store.")
+        + (f" {CROSSCHECK_MARK}: confirmed by independent exact models (`e2store crosscheck "
+           f"--records`: " + ", ".join(sorted({m for row in table.values for v in row
+                                                if isinstance(v, Crosschecked)
+                                                for m in v.models})) + ")."
+           if any(isinstance(v, Crosschecked) for row in table.values for v in row) else ""),
+        ""]
     return "\n".join(lines)
 
 

@@ -13,7 +13,14 @@ from e2store.counts.shards import count_tables
 from e2store.errors import MissingError, MissingInstanceError, ZoneError
 from e2store.query import CorolleStore
 from e2store.reports.plots import PLOT_METRICS, plot_metric
-from e2store.reports.tables import MISSING, Table, Uncounted, load_tables, store_boards
+from e2store.reports.tables import (
+    MISSING,
+    Crosschecked,
+    Table,
+    Uncounted,
+    load_tables,
+    store_boards,
+)
 
 RESULT_FILES = {".csv": "table", ".png": "image", ".svg": "image", ".json": "json",
                 ".md": "text"}
@@ -35,7 +42,9 @@ def table_json(t: Table) -> dict:
     """One statistics table as JSON: a row per zone cell, a value per board column."""
     return {"metric": t.metric, "hamming": t.hamming, "form": t.form,
             "columns": list(t.labels),
-            "rows": [{"x": x, "y": y, "values": [_value(v) for v in row]}
+            "rows": [{"x": x, "y": y, "values": [_value(v) for v in row],
+                      "crosschecked": [list(v.models) if isinstance(v, Crosschecked) else None
+                                       for v in row]}
                      for (x, y), row in zip(t.cells, t.values, strict=True)]}
 
 
