@@ -266,3 +266,16 @@ def test_crosschecked_counts_are_marked_in_the_tables(tmp_path):
     p.write_text(json.dumps({**doc, "corolles": doc["corolles"] + 1}))
     (t, *_) = count_tables(rec, [(board, inst)], [1])
     assert not any(isinstance(v, Crosschecked) for row in t.values for v in row)
+
+
+@pytest.mark.parametrize("w,h,seed", [(4, 3, 21), (3, 5, 22)])
+def test_symmetry_break_on_oblong_boards_counts_as_solve(w, h, seed):
+    """On an oblong board the break is the lowest corner piece on the north-west or the
+    north-east corner (one solution per half-turn pair), as `solve` counts."""
+    from e2store.solver.search import solve
+
+    inst = random_instance(w, h, seed, n_frame=2, n_inner=2)
+    for sym in (True, False):
+        want = solve(inst, "rowscan", symmetry_break=sym).solutions
+        assert want > 0
+        assert run_model("enumerate", board_cnf(inst, symmetry_break=sym)).count == want
