@@ -50,7 +50,7 @@ CASES = [(3, 3, 1), (4, 3, 2), (4, 4, 3), (5, 4, 4), (5, 5, 5)]
 
 @pytest.mark.parametrize("w,h,seed", CASES)
 def test_region_counts_equal_the_naive_enumerator(w, h, seed):
-    inst = random_instance(w, h, seed, n_frame=2, n_inner=3 if w * h < 20 else 6)
+    inst = random_instance(w, h, seed, n_frame=2, n_inner=3 if w * h < 20 else 8)
     pieces = [tuple(map(int, p)) for p in inst.pieces]
     rnd = random.Random(seed)
     for hamming in (1, 2):
@@ -58,20 +58,22 @@ def test_region_counts_equal_the_naive_enumerator(w, h, seed):
         want = len(naive_corolles(pieces, w, h, x, y, hamming))
         cells = diamond(w, h, x, y, hamming)
         assert count_region(inst, cells, centre=(x, y)).count == want, (hamming, x, y)
-        if hamming == 1 or seed % 2:  # ganak: a second of spawn and count each
+        if hamming == 1 or w * h < 20:  # ganak: 1-5 s of spawn, preprocessing and count
             assert run_model("count", encode(inst, cells), seconds=120).count == want
 
 
 def test_sql_counts_of_random_5x5_boards_equal_the_kernel():
-    """30 random 5x5 boards, one random cell each, hamming 1 or 2: the DuckDB join gives
-    the factorised kernel's count."""
+    """50 random 5x5 boards, one random cell each, hamming 1 or 2: the DuckDB join gives
+    the factorised kernel's count, and on every tenth board ganak does too."""
     rnd = random.Random(40)
-    for seed in range(30):
-        inst = random_instance(5, 5, 1000 + seed, n_frame=2, n_inner=rnd.choice((3, 4)))
+    for seed in range(50):
+        inst = random_instance(5, 5, 1000 + seed, n_frame=2, n_inner=rnd.choice((4, 5)))
         x, y, hamming = rnd.randrange(5), rnd.randrange(5), rnd.choice((1, 2))
         want = count_factorised(inst, x, y, hamming).corolles
-        got = count_region(inst, diamond(5, 5, x, y, hamming), centre=(x, y)).count
-        assert got == want, (seed, x, y, hamming)
+        cells = diamond(5, 5, x, y, hamming)
+        assert count_region(inst, cells, centre=(x, y)).count == want, (seed, x, y, hamming)
+        if seed % 10 == 0:
+            assert run_model("count", encode(inst, cells), seconds=120).count == want
 
 
 @pytest.mark.parametrize("w,h,seed", [(3, 3, 7), (4, 3, 8), (4, 4, 9)])

@@ -88,6 +88,10 @@ def count_region(instance: Instance, cells: Sequence[tuple[int, int]], *,
     con = duckdb.connect(":memory:", config={"threads": threads, "memory_limit": memory_limit,
                                              "enable_external_access": False})
     try:
+        # the join is written outwards from the centre, each cell meeting its inner
+        # neighbours: DuckDB's own join order was up to 8x slower (5x5, hamming 2)
+        con.execute("SET disabled_optimizers = 'join_order'")
+        con.execute("SET enable_progress_bar = false")
         rows = [(p, *map(int, instance.pieces[p])) for p in range(instance.n_pieces)]
         con.execute("CREATE TEMP TABLE pieces (p INTEGER, c0 INTEGER, c1 INTEGER, "
                     "c2 INTEGER, c3 INTEGER)")
