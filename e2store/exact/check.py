@@ -135,11 +135,6 @@ def check_best(instance: Instance, found: int, *,
     return check, box.get("board")
 
 
-def inner_joins(width: int, height: int) -> int:
-    """Joins between two cells of the board (the frame's are grey by rule)."""
-    return (width - 1) * height + width * (height - 1)
-
-
 def frame_ok(instance: Instance, board: Mapping[tuple[int, int], int]) -> bool:
     """Every placement of `board` shows grey on exactly its cell's frame sides."""
     for (x, y), v in board.items():

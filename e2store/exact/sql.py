@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from e2store.errors import ExactInputError, OutOfReachError
+from e2store.exact.encode import STEP
 from e2store.instance.model import Instance
 
-STEP = ((-1, 0), (0, -1), (1, 0), (0, 1))  # towards W, N, E, S
-SIDES = ("w", "n", "e", "s")
+SIDES = ("w", "n", "e", "s")  # column names of the colour shown on W, N, E, S
 
 
 @dataclass(frozen=True)
