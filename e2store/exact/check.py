@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from e2store.errors import ExactInputError, OutOfReachError
-from e2store.exact.encode import Cnf, diamond, encode, frame_sides
+from e2store.exact.encode import Cnf, diamond, encode, fits_frame, frame_sides
 from e2store.exact.models import DEFAULT_SAT, run_model
 from e2store.exact.sql import count_region
 from e2store.instance.model import GREY, Instance
@@ -137,9 +137,5 @@ def check_best(instance: Instance, found: int, *,
 
 def frame_ok(instance: Instance, board: Mapping[tuple[int, int], int]) -> bool:
     """Every placement of `board` shows grey on exactly its cell's frame sides."""
-    for (x, y), v in board.items():
-        p, r = divmod(v, 4)
-        grey = {s for s in range(4) if int(instance.pieces[p][(s - r) % 4]) == GREY}
-        if grey != frame_sides(instance.width, instance.height, x, y):
-            return False
-    return True
+    return all(fits_frame(instance, v, frame_sides(instance.width, instance.height, x, y))
+               for (x, y), v in board.items())

@@ -49,15 +49,15 @@ def frame_sides(width: int, height: int, x: int, y: int) -> frozenset[int]:
     return frozenset(out)
 
 
+def fits_frame(instance: Instance, packed: int, frame: frozenset[int]) -> bool:
+    """Placement `packed` shows grey on exactly the sides `frame` (a cell's frame sides)."""
+    return {s for s in range(4) if shown(instance, packed, s) == GREY} == frame
+
+
 def cell_placements(instance: Instance, x: int, y: int) -> list[int]:
     """Placements allowed on (x, y): grey on exactly the cell's frame sides."""
     frame = frame_sides(instance.width, instance.height, x, y)
-    out = []
-    for packed in range(instance.n_pieces * 4):
-        grey = {s for s in range(4) if shown(instance, packed, s) == GREY}
-        if grey == frame:
-            out.append(packed)
-    return out
+    return [v for v in range(instance.n_pieces * 4) if fits_frame(instance, v, frame)]
 
 
 def diamond(width: int, height: int, x: int, y: int, hamming: int) -> list[tuple[int, int]]:
