@@ -98,3 +98,9 @@ class ExactInputError(E2StoreError, ValueError):
 class OutOfReachError(E2StoreError, TimeoutError):
     """An exact model gave up: over its time limit or its size limit.  Not a disagreement:
     the message says how far it got and how to give it more room."""
+
+
+class DamagedDataError(E2StoreError, ValueError):
+    """A data file e2store wrote outside a store (a boards file) does not hold what was
+    written: its rows' digest or a recount of its boards disagrees.  The message names the
+    file and the problem; the file is never rewritten as sound."""

@@ -389,4 +389,5 @@ def test_cli_bad_values_are_usage_errors(tmp_path, args, msg):
     write_e2store(_inst(SMALL[0][0]), f)
     args = [str(a).format(f=f, s=tmp_path, o=tmp_path / "o.parquet") for a in args]
     r = _run(*args)
-    assert r.exit_code == 2 and msg in r.stderr and "Usage:" in r.stderr, r.output
+    assert r.exit_code == 2 and msg in r.stderr and r.stderr.count("\n") == 1, r.output
+    assert r.stderr.startswith("e2store: error: ") and "--help`)" in r.stderr, r.output

@@ -44,7 +44,9 @@ def data_files(root: Path) -> list[Path]:
 
 def test_clean_store_verifies(store):
     r = verify_store(store)
-    assert r.ok and r.partitions > 0 and r.files == len(data_files(store)) + 1
+    instances = len(list((store / "instances").glob("*.e2s")))
+    assert r.ok and r.partitions > 0 and instances == 1
+    assert r.files == len(data_files(store)) + 1 + instances  # + the closure table
     assert r.closures == 1
     out = CliRunner().invoke(main, ["verify", "--store", str(store)])
     assert out.exit_code == 0 and out.stdout.endswith(": ok\n")

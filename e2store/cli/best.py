@@ -104,7 +104,10 @@ def url_score(url: str) -> dict:
 
 
 def score_text(r: dict) -> str:
-    lines = [f"board      {r['board'] if len(r['board']) < 100 else r['board'][:97] + '...'}",
+    from e2store.instance.parsing import shown_path
+
+    board = shown_path(r["board"])  # a file name or URL: escaped, never a raw ESC
+    lines = [f"board      {board if len(board) < 100 else board[:97] + '...'}",
              f"score      {r['score']} / {r['joins']} joins matched ({r['unmatched']} not: "
              f"{len(r['mismatched'])} mismatched, the rest at {r['holes']} holes)"]
     if "filled_from" in r:
@@ -122,7 +125,9 @@ def score_text(r: dict) -> str:
 
 
 def best_options(f):
-    """The options of `solve --best` (applied to `solve`)."""
+    """The options of `solve --best` (applied to `solve`); their numbers range-checked
+    (`e2store.cli.options`: no nan, no negative seed, no 10**40 nodes)."""
+    from e2store.cli.options import COUNT, MINUTES
     from e2store.solver.schedules import (
         CLUES_SCHEDULE,
         DEFAULT_RESTART_NODES,
@@ -144,12 +149,12 @@ def best_options(f):
         click.option("--seed", "rng_seed", default=0, show_default=True, type=_SEED,
                      help="With --best: the random seed of the tie-breaks (restart k draws "
                      "from (seed, k): a run is reproducible restart by restart)."),
-        click.option("--restart-nodes", type=click.IntRange(min=1),
+        click.option("--restart-nodes", type=COUNT,
                      default=DEFAULT_RESTART_NODES, show_default=True,
                      help="With --best: nodes per restart before new tie-breaks."),
-        click.option("--restarts", type=click.IntRange(min=1), default=None,
+        click.option("--restarts", type=COUNT, default=None,
                      help="With --best: stop after this many restarts."),
-        click.option("--minutes", type=click.FloatRange(min=0, min_open=True), default=None,
+        click.option("--minutes", type=MINUTES, default=None,
                      help="With --best: stop after this much wall time."),
         click.option("--clues", default=None, metavar="centre|all", help="With --best on "
                      "Eternity II's pieces: fix the official clues (the centre one, or all "
@@ -173,18 +178,21 @@ def best_options(f):
 
 
 class _SeedType(click.ParamType):
-    """An integer seed; the old `solve --seed FILE` (fixed cells) is refused, naming
+    """An integer seed, 0 .. 2**63-1 (`SEED`: numpy seeds no negative number, the boards
+    file stores it as int64); the old `solve --seed FILE` (fixed cells) is refused, naming
     `--fixed`."""
 
     name = "INTEGER"
 
     def convert(self, value, param, ctx):
-        try:
-            return int(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not an integer: --seed is the random seed of --best "
+        from e2store.cli.options import SEED, short
+
+        text = str(value).strip().lstrip("+-")
+        if not (isinstance(value, int) or (text.isascii() and text.isdigit())):
+            self.fail(f"{short(value)} is not an integer: --seed is the random seed of --best "
                       f"(fixed cells are `--fixed FILE|URL`; the old `--seed FILE` was "
                       f"removed)", param, ctx)
+        return SEED.convert(value, param, ctx)
 
 
 _SEED = _SeedType()
@@ -198,14 +206,9 @@ def run_best_cli(inst, *, scan: str, fixed_value: str | None, clues: str | None,
                  kernel: str = "auto") -> None:
     """`solve --best`: run, save every restart's best board (and its filled board) to the
     boards file as it ends, print the report; exit 130 when stopped by Ctrl-C."""
-    from tqdm import tqdm
-
     from e2store.errors import SolverError
-    from e2store.progress import progress_interval
+    from e2store.files import exclusive_writer
     from e2store.solver.best import best_plan, clue_cells
-    from e2store.solver.best_run import restart_row, run_best
-    from e2store.solver.boards import append_boards, make_boards, read_boards
-    from e2store.solver.fill import fill_holes
 
     fixed = {}
     if clues is not None:
@@ -240,11 +243,30 @@ def run_best_cli(inst, *, scan: str, fixed_value: str | None, clues: str | None,
             piece_rank = piece_order(inst, tiles)
     plan = best_plan(inst, scan, fixed or None, breaks, quota, piece_rank)  # bad: one line
     out = Path(output) if output is not None else Path(DEFAULT_BOARDS)
-    first = 0
-    if out.exists():  # a rerun adds to the file: its restarts go on from where it stopped
-        old = read_boards(out, inst)
-        mine = [i for i in range(len(old)) if old.stats["seed"][i] == rng_seed]
-        first = int(max(old.stats["restart"][i] for i in mine)) + 1 if mine else 0
+    with exclusive_writer(out, "boards file"):  # a second run on it is refused: no row lost
+        _run_best_locked(inst, plan, out, scan=scan, fixed=fixed, breaks=breaks, quota=quota,
+                         piece_rank=piece_rank, rng_seed=rng_seed,
+                         restart_nodes=restart_nodes, restarts=restarts, minutes=minutes,
+                         max_nodes=max_nodes, workers=workers, as_json=as_json, fill=fill,
+                         kernel=kernel)
+
+
+def _run_best_locked(inst, plan, out: Path, *, scan, fixed, breaks, quota, piece_rank,
+                     rng_seed, restart_nodes, restarts, minutes, max_nodes, workers,
+                     as_json, fill, kernel) -> None:
+    """`run_best_cli`'s run, the boards file `out` held: resume, run, save, report."""
+    from tqdm import tqdm
+
+    from e2store.progress import progress_interval
+    from e2store.solver.best_run import restart_row, run_best
+    from e2store.solver.boards import append_boards, make_boards, read_boards
+    from e2store.solver.fill import fill_holes
+
+    done: set[int] = set()
+    if out.exists():  # a rerun adds to the file: its restarts not yet done are run
+        old = read_boards(out, inst)  # checked: a damaged file is refused, never rewritten
+        done = {int(k) for k, s in zip(old.stats["restart"], old.stats["seed"], strict=True)
+                if int(s) == rng_seed}
     n = inst.width * inst.height
     bar = tqdm(desc="best", unit="node", unit_scale=True, mininterval=progress_interval(),
                disable=None, leave=False)
@@ -255,7 +277,8 @@ def run_best_cli(inst, *, scan: str, fixed_value: str | None, clues: str | None,
         if fill:
             f = fill_holes(inst, r.board, seconds=10.0, keep=set(plan.fixed))
             cells.append(f.board)
-            rows.append(restart_row(r, plan.full, "filled", score=f.score, holes=0,
+            rows.append(restart_row(r, plan.full, "filled", score=f.score,
+                                    holes=int((f.board < 0).sum()),
                                     mismatches=plan.full - f.score))
             if state["filled"] is None or f.score > state["filled"][0]:
                 state["filled"] = (f.score, f.board, r)
@@ -270,7 +293,7 @@ def run_best_cli(inst, *, scan: str, fixed_value: str | None, clues: str | None,
                    piece_rank=piece_rank, seed=rng_seed,
                    restart_nodes=restart_nodes, workers=workers,
                    seconds=None if minutes is None else minutes * 60, max_nodes=max_nodes,
-                   restarts=restarts, first_restart=first, on_result=on_result,
+                   restarts=restarts, done=done, on_result=on_result,
                    tick=bar.update if workers == 1 else None, kernel=kernel)
     bar.close()
     report = best_report(inst, run, plan, state["filled"], out)
@@ -305,6 +328,8 @@ def best_report(inst, run, plan, filled, out: Path) -> dict:
 
 
 def best_text(inst, d: dict) -> str:
+    from e2store.instance.parsing import shown_path
+
     b = d.get("best")
     lines = [f"instance   {d['instance_name']} ({inst.width}x{inst.height}), scan {d['scan']}, "
              f"{d['fixed_cells']} fixed cells",
@@ -327,5 +352,5 @@ def best_text(inst, d: dict) -> str:
             lines.append(f"url        {f['url']}")
     elif b is not None and b.get("url"):
         lines.append(f"url        {b['url']}")
-    lines.append(f"saved      {d['boards_file']}")
+    lines.append(f"saved      {shown_path(d['boards_file'])}")
     return "\n".join(lines)

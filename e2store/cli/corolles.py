@@ -11,10 +11,14 @@ from e2store.cli.command import command
 from e2store.cli.options import (
     CELLS_OR_ALL,
     COUNT_METHODS,
+    INDEX,
+    SIDE,
     SIZE,
     STORE_FORMS,
+    BoundedInt,
     Cell,
     Size,
+    board_size,
     flatten_cells,
     hamming_option,
     instance_argument,
@@ -52,7 +56,7 @@ def board_cells(width: int, height: int, hamming: int,
 ])
 @click.option("--size", "size", required=True, type=SIZE,
               help="Board size: N (N x N) or WxH; --height overrides the height.")
-@click.option("--height", type=click.IntRange(min=1), default=None, help="Board height (rows).")
+@click.option("--height", type=SIDE, default=None, help="Board height (rows).")
 @hamming_option
 @json_option("Print the zones as JSON on stdout.")
 def zones(size: Size, height: int | None, hamming: int, as_json: bool) -> None:
@@ -63,7 +67,7 @@ def zones(size: Size, height: int | None, hamming: int, as_json: bool) -> None:
     """
     from e2store.zones.zonemap import zone_map
 
-    width, h_rows = size[0], size[1] if height is None else height
+    width, h_rows = board_size(size[0], size[1] if height is None else height)
     zm = zone_map(width, h_rows, hamming)
     if as_json:
         click.echo(json.dumps(zm.to_dict()))
@@ -287,8 +291,8 @@ def store_instance(store: Path, instance: str | None) -> str:
 @store_option
 @store_instance_option
 @hamming_option
-@click.option("--zone", type=click.IntRange(min=0), required=True, help="Zone id.")
-@click.option("--rotation", type=click.IntRange(0, 3), default=0, show_default=True,
+@click.option("--zone", type=INDEX, required=True, help="Zone id.")
+@click.option("--rotation", type=BoundedInt(0, 3), default=0, show_default=True,
               help="Rotation of the partition (clockwise quarter turns).")
 @click.option("--form", type=click.Choice(STORE_FORMS), required=True, help="Form to read.")
 @output_option("Write the flat rows to this file (atomically): Parquet, or Arrow IPC if FILE "
@@ -330,11 +334,9 @@ def _expand_distinct(store: Path, instance: str, hamming: int, zone: int, rotati
     from e2store.corolles.forms import frontier_of
     from e2store.errors import StoreError
     from e2store.instance.classes import DistinctPieces
-    from e2store.instance.formats import read_instance
-    from e2store.store.layout import instance_path
-    from e2store.store.read import read_distinct
+    from e2store.store.read import read_distinct, read_store_instance
 
-    inst = read_instance(instance_path(store, instance), format="e2store")
+    inst = read_store_instance(store, instance)
     rows, _, mult = read_distinct(store, instance, hamming, zone, rotation)
     cells = DistinctPieces.of(inst).expand(rows)
     if len(cells) != int(mult.sum()):

@@ -15,9 +15,15 @@ from e2store.cli.corolles import board_cells
 from e2store.cli.options import (
     CELL,
     CELLS_OR_ALL,
+    COUNT,
     DEFAULT_SAMPLES,
     DEFAULT_TAIL,
+    HAMMING,
+    MAX_SHARDS,
+    SEED,
     SHARD,
+    BoundedInt,
+    FiniteFloat,
     Size,
     hamming_option,
     instance_argument,
@@ -25,6 +31,7 @@ from e2store.cli.options import (
     json_option,
     load_instance,
     output_option,
+    read_json_file,
     records_option,
     status_option,
     threads_option,
@@ -38,16 +45,9 @@ def _board(path: Path, inst):
 
 
 def _read_json(path: Path, what: str, made_by: str, check: Callable[[Any], object]) -> Any:
-    """JSON that `check` accepts (it raises on a missing key or a bad value), else a clear
-    error naming the file and what it should have been."""
-    try:
-        data = json.loads(path.read_text())
-        check(data)
-    except OSError as e:
-        raise click.BadParameter(f"{path}: cannot read the {what} ({e.strerror})") from None
-    except (ValueError, KeyError, TypeError) as e:
-        raise click.BadParameter(f"{path}: not {made_by} ({type(e).__name__}: {e})") from None
-    return data
+    """JSON that `check` accepts, else a clear error naming the file and what it should
+    have been (`read_json_file`: read with a cap, one line)."""
+    return read_json_file(path, what, made_by, check)
 
 
 def _check_plan(plan: dict) -> None:
@@ -74,7 +74,7 @@ def _read_estimates(path: Path) -> list[dict]:
 
 
 _max_stems_option = click.option(
-    "--max-stems", type=click.FloatRange(min=1), default=None, metavar="N",
+    "--max-stems", type=FiniteFloat(min=1), default=None, metavar="N",
     help="Leave out (uncounted) every zone with more than N stems (hamming h-1 corolles, "
          "counted first); e.g. 2e9. Default: count every zone.")
 
@@ -97,10 +97,10 @@ def _cells(inst, hamming: int, at: tuple = ()) -> list[tuple[int, int]]:
 @click.option("--at", "at", multiple=True, type=CELLS_OR_ALL,
               help="Cells to count (repeatable); default: every zone's canonical cell.")
 @records_option()
-@click.option("--shard-stems", type=click.IntRange(min=1), default=50_000_000,
+@click.option("--shard-stems", type=COUNT, default=50_000_000,
               show_default=True,
               help="Aim for about this many stems (hamming h-1 corolles) per shard.")
-@click.option("--max-shards", type=click.IntRange(min=1), default=64, show_default=True,
+@click.option("--max-shards", type=BoundedInt(1, MAX_SHARDS), default=64, show_default=True,
               help="At most this many shards per zone.")
 @_max_stems_option
 @output_option("Also write the tables corolles_h<h> and seconds_h<h> (.csv, .md) in this "
@@ -205,9 +205,9 @@ def count_shard_cmd(instance: Path, fmt: str, sides: str | None, size: Size | No
 @instance_argument
 @instance_options
 @hamming_option
-@click.option("--shard-stems", type=click.IntRange(min=1), default=50_000_000,
+@click.option("--shard-stems", type=COUNT, default=50_000_000,
               show_default=True, help="Aim for about this many stems per shard.")
-@click.option("--max-shards", type=click.IntRange(min=1), default=64, show_default=True,
+@click.option("--max-shards", type=BoundedInt(1, MAX_SHARDS), default=64, show_default=True,
               help="At most this many shards per zone.")
 @_max_stems_option
 @output_option("JSON plan: every zone's cell, stems and shard count (0: left out).",
@@ -286,12 +286,12 @@ def count_gather(instances: tuple[Path, ...], fmt: str, sides: str | None,
 @hamming_option
 @click.option("--at", "at", multiple=True, type=CELLS_OR_ALL,
               help="Cells to estimate (repeatable); default: every zone's canonical cell.")
-@click.option("--samples", type=click.FloatRange(min=1), default=DEFAULT_SAMPLES,
+@click.option("--samples", type=FiniteFloat(min=1), default=DEFAULT_SAMPLES,
               show_default=True, help="Random paths per cell (e.g. 1e8); the standard error "
               "falls as 1/sqrt(samples).")
-@click.option("--tail", type=click.IntRange(min=0), default=DEFAULT_TAIL, show_default=True,
+@click.option("--tail", type=HAMMING, default=DEFAULT_TAIL, show_default=True,
               help="Stem levels counted exactly below each path.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")
 @click.option("--plan", "plan", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Estimate the zones this count plan (`e2store stage count-plan`) leaves "
                    "out (0 shards) instead of --at cells.")

@@ -14,8 +14,13 @@ import click
 
 from e2store.cli.command import command
 from e2store.cli.options import (
+    INDEX,
+    SEED,
+    SIDE,
     SIZE,
+    BoundedInt,
     Size,
+    board_size,
     instance_argument,
     instance_options,
     json_option,
@@ -23,6 +28,7 @@ from e2store.cli.options import (
     output_option,
     parse_size,
 )
+from e2store.instance.parsing import MAX_COLOUR, shown_path
 
 __all__ = ["load_instance", "parse_size", "validate", "generate_instance", "stats",
            "export_pieces", "url"]
@@ -76,13 +82,13 @@ def validate(instance: Path, fmt: str, sides: str | None, size: Size | None) -> 
 ])
 @click.option("--size", "size", required=True, type=SIZE,
               help="Board size: N (N x N) or WxH; --height overrides the height.")
-@click.option("--height", type=click.IntRange(min=1), default=None,
+@click.option("--height", type=SIDE, default=None,
               help="Board height (rows).")
-@click.option("--frame-colours", type=click.IntRange(min=1), required=True,
+@click.option("--frame-colours", type=BoundedInt(1, MAX_COLOUR), required=True,
               help="Number of colours on the joins along the frame.")
-@click.option("--inner-colours", type=click.IntRange(min=0), required=True,
+@click.option("--inner-colours", type=BoundedInt(0, MAX_COLOUR), required=True,
               help="Number of colours on all other joins.")
-@click.option("--seed", type=click.IntRange(min=0), required=True, help="Random seed.")
+@click.option("--seed", type=SEED, required=True, help="Random seed.")
 @output_option("Output file (canonical e2store format, written atomically).", required=True)
 @click.option("--name", default=None, help="Instance name (default: the output file stem).")
 def generate_instance(size: Size, height: int | None, frame_colours: int, inner_colours: int,
@@ -94,7 +100,7 @@ def generate_instance(size: Size, height: int | None, frame_colours: int, inner_
     from e2store.instance.stats import instance_stats
     from e2store.instance.validate import validate_or_raise
 
-    width, height = size[0], size[1] if height is None else height
+    width, height = board_size(size[0], size[1] if height is None else height)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", GenerationWarning)
         try:
@@ -105,7 +111,7 @@ def generate_instance(size: Size, height: int | None, frame_colours: int, inner_
     validate_or_raise(inst)
     write_e2store(inst, output)
     st = instance_stats(inst)
-    click.echo(f"wrote {output}: {inst.id}, {inst.width}x{inst.height}, "
+    click.echo(f"wrote {shown_path(output)}: {inst.id}, {inst.width}x{inst.height}, "
                f"{st['colours']} colours, {st['duplicates']} duplicate and "
                f"{st['self_similar']} self-similar pieces")
     for w in caught:
@@ -152,7 +158,7 @@ def export_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None
 
     inst = load_instance(instance, fmt, sides, size)
     write_pieces(inst, output, to_format)
-    click.echo(f"wrote {output}: {inst.id} as {to_format}")
+    click.echo(f"wrote {shown_path(output)}: {inst.id} as {to_format}")
 
 
 @command("url", examples=[
@@ -163,7 +169,7 @@ def export_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None
 @instance_options
 @click.option("--solutions", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="A solutions file written by `solve -o` (Parquet or CSV).")
-@click.option("--index", type=click.IntRange(min=0), default=None, metavar="K",
+@click.option("--index", type=INDEX, default=None, metavar="K",
               help="With --solutions: the K-th solution (0-based; default 0).")
 def url(instance: Path, fmt: str, sides: str | None, size: Size | None,
         solutions: Path | None, index: int | None) -> None:
@@ -183,10 +189,11 @@ def url(instance: Path, fmt: str, sides: str | None, size: Size | None,
     if solutions is not None:
         boards = read_solutions(solutions)
         k = index or 0
+        name = shown_path(solutions)
         if boards.shape[1:] != (inst.width * inst.height,):
-            raise SolverError(f"{solutions}: boards of {boards.shape[1] if boards.ndim == 2 else 0}"
+            raise SolverError(f"{name}: boards of {boards.shape[1] if boards.ndim == 2 else 0}"
                               f" cells, the instance has {inst.width * inst.height}")
         if k >= len(boards):
-            raise SolverError(f"{solutions}: holds {len(boards)} solutions, no index {k}")
+            raise SolverError(f"{name}: holds {len(boards)} solutions, no index {k}")
         board = boards[k]
     click.echo(board_url(inst, board))

@@ -7,6 +7,7 @@ and the commands that run no kernel start fast.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import sys
 
@@ -70,23 +71,72 @@ ALIASES = {
 
 
 class MainGroup(LazyGroup):
-    """Turns every e2store error into one clear line on stderr and exit code 2, no traceback."""
+    """Turns every e2store error into one clear line on stderr and exit code 2, no traceback;
+    click's usage errors too (`OneLineUsageError`)."""
+
+    def make_context(self, info_name, args, parent=None, **extra):  # type: ignore[override]
+        with one_line_usage_errors():  # options of `e2store` itself: `e2store --bogus`
+            return super().make_context(info_name, args, parent, **extra)
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
-            return super().invoke(ctx)
+            with one_line_usage_errors():  # a command's: parsed as it is invoked
+                return super().invoke(ctx)
         except E2StoreError as exc:
-            click.echo(f"e2store: error: {exc}", err=True)
+            error_line(str(exc))
             sys.exit(2)
         except BrokenPipeError:  # the reader of stdout went away: not an error of ours
             raise
         except OSError as exc:  # a file missing or unreadable, a full disk, ...
-            click.echo(f"e2store: error: {os_error_text(exc)}", err=True)
+            error_line(os_error_text(exc))
             sys.exit(2)
         except MemoryError:
-            click.echo("e2store: error: out of memory (lower --threads, --workers or "
-                       "--memory-budget, or use a machine with more memory)", err=True)
+            error_line("out of memory (lower --threads, --workers or --memory-budget, or use "
+                       "a machine with more memory)")
             sys.exit(2)
+
+
+def one_line(text: str) -> str:
+    """`text` on one line, every character printable: a newline, a terminal escape
+    sequence (ESC) or another control character from a file name, a URL or a value given
+    on the command line is shown escaped (`\\n`, `\\x1b`), never sent to the terminal raw."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text.strip())
+
+
+def error_line(message: str) -> None:
+    """`e2store: error: MESSAGE` on stderr: one line, escaped (`one_line`)."""
+    click.echo(f"e2store: error: {one_line(message)}", err=True)
+
+
+class OneLineUsageError(click.UsageError):
+    """A click usage error shown on one line, `e2store: error: MESSAGE (see `e2store CMD
+    --help`)`, instead of click's three or four (usage, `Try ... for help.`, a blank line,
+    `Error: ...`); exit code 2 as click's."""
+
+    def show(self, file=None) -> None:
+        where = self.ctx.command_path if self.ctx is not None else "e2store"
+        message = one_line(self.format_message())
+        if message.endswith(".") and not message.endswith(".."):
+            message = message[:-1]  # click's full stop: the hint ends the sentence
+        click.echo(f"e2store: error: {message} (see `{where} --help`)", file=file,
+                   err=file is None)
+
+
+@contextlib.contextmanager
+def one_line_usage_errors():
+    """Raise click's usage errors (a missing argument, a bad value, an unknown command or
+    option) as `OneLineUsageError`, same message and exit code; a bare group's help
+    (`NoArgsIsHelpError`) is left as it is."""
+    try:
+        yield
+    except click.exceptions.NoArgsIsHelpError:
+        raise
+    except OneLineUsageError:
+        raise
+    except click.UsageError as exc:
+        out = OneLineUsageError(" ".join(exc.format_message().split("\n")), exc.ctx)
+        out.exit_code = exc.exit_code
+        raise out from None
 
 
 def os_error_text(exc: OSError) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -21,6 +22,7 @@ from e2store.cli.options import (
     load_instance,
     note,
     output_option,
+    read_json_file,
     store_option,
 )
 
@@ -148,6 +150,20 @@ def format_openings_report(r, inst_name: str, path: Path,
     return "\n".join(lines)
 
 
+def _check_report(doc: Any) -> None:
+    """A shard report's keys and numbers (`merge_reports` sums them): KeyError, TypeError
+    or ValueError otherwise."""
+    if not isinstance(doc, dict):
+        raise TypeError(f"a JSON {type(doc).__name__}, not an object")
+    for k in ("openings", "solutions", "nodes", "openings_with_solutions"):
+        int(doc[k])
+    float(doc["seconds"])
+    doc["complete"], doc["instance"], doc["width"], doc["height"]
+    if doc.get("shard"):
+        k, s = doc["shard"]
+        int(k), int(s)
+
+
 @command("solve-gather", legacy={"--out": "--output"}, examples=[
     "e2store stage solve-gather shards/shard-*.json -o solve.json",
 ])
@@ -160,7 +176,9 @@ def solve_gather(reports: tuple[Path, ...], output: Path | None, as_json: bool) 
     from e2store.files import atomic_write_text
     from e2store.solver.parallel import merge_reports
 
-    merged = merge_reports([json.loads(p.read_text()) for p in reports])
+    made_by = "a report of `e2store solve --openings --shard K/S --json`"
+    docs = [read_json_file(p, "report", made_by, _check_report) for p in reports]
+    merged = merge_reports(docs)
     text = json.dumps(merged)
     if output is not None:
         atomic_write_text(output, text + "\n")

@@ -1,7 +1,10 @@
 """Shared pieces of every command: parameter types, common options, and library constants.
 
 Parameter types (click.ParamType): `CELL` / `CELLS` (`X,Y`), `SHARD` (`K/S`), `SIZE`
-(`N` or `WxH`): cells, shards and sizes are parsed here and nowhere else.
+(`N` or `WxH`): cells, shards and sizes are parsed here and nowhere else.  Numbers:
+`BoundedInt`, `FiniteFloat` and the shared types built from them (`SEED`, `WORKERS`,
+`MINUTES`, `SECONDS`, `HAMMING`, `SIDE`, `COUNT`, `INDEX`), from `e2store.cli.checked`:
+every number of the command line is range-checked there, before any code uses it.
 
 Common options: `instance_argument`, `instance_options` (--format/--sides/--size),
 `hamming_option`, `threads_option`, `store_option`, `json_option`, `output_option`.
@@ -20,6 +23,64 @@ from typing import Any
 
 import click
 
+from e2store.cli.checked import (
+    COUNT as COUNT,
+)
+from e2store.cli.checked import (
+    HAMMING as HAMMING,
+)
+from e2store.cli.checked import (
+    INDEX as INDEX,
+)
+from e2store.cli.checked import (
+    MAX_COUNT as MAX_COUNT,
+)
+from e2store.cli.checked import (
+    MAX_HAMMING as MAX_HAMMING,
+)
+from e2store.cli.checked import (
+    MAX_INT64 as MAX_INT64,
+)
+from e2store.cli.checked import (
+    MAX_MINUTES as MAX_MINUTES,
+)
+from e2store.cli.checked import (
+    MAX_SECONDS as MAX_SECONDS,
+)
+from e2store.cli.checked import (
+    MAX_SEED as MAX_SEED,
+)
+from e2store.cli.checked import (
+    MAX_WORKERS as MAX_WORKERS,
+)
+from e2store.cli.checked import (
+    MINUTES as MINUTES,
+)
+from e2store.cli.checked import (
+    SECONDS as SECONDS,
+)
+from e2store.cli.checked import (
+    SEED as SEED,
+)
+from e2store.cli.checked import (
+    SIDE as SIDE,
+)
+from e2store.cli.checked import (
+    WORKERS as WORKERS,
+)
+from e2store.cli.checked import (  # re-exported: every command imports them from here
+    BoundedInt as BoundedInt,
+)
+from e2store.cli.checked import (
+    FiniteFloat as FiniteFloat,
+)
+from e2store.cli.checked import (
+    read_json_file as read_json_file,
+)
+from e2store.cli.checked import (
+    short as short,
+)
+from e2store.instance.model import MAX_PIECES
 from e2store.instance.parsing import Size
 
 Cell = tuple[int, int]
@@ -50,9 +111,10 @@ def note(message: str) -> None:
 
 
 # -- parameter types ----------------------------------------------------------------------
-_CELL = re.compile(r"\s*(\d+)\s*,\s*(\d+)\s*")
-_SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
-_SIZE = re.compile(r"\s*(\d+)\s*(?:[xX\u00d7]\s*(\d+))?\s*")
+# at most 18 digits a number: every one fits an int64 (a longer one is no cell, shard or size)
+_CELL = re.compile(r"\s*(\d{1,18})\s*,\s*(\d{1,18})\s*")
+_SHARD = re.compile(r"\s*(\d{1,18})\s*/\s*(\d{1,18})\s*")
+_SIZE = re.compile(r"\s*(\d{1,18})\s*(?:[xX\u00d7]\s*(\d{1,18}))?\s*")
 
 
 def parse_cell(text: str) -> Cell:
@@ -85,7 +147,28 @@ def parse_size(text: str) -> Size:
     h = int(m.group(2)) if m.group(2) else w
     if w < 1 or h < 1:
         raise ValueError(f"bad size {text!r}: both sides must be >= 1")
+    if max(w, h) > MAX_PIECES:  # the cells (`board_size`) once --height is known
+        raise ValueError(f"bad size {text!r}: a side of {max(w, h):,} cells, longer than "
+                         f"the largest board e2store reads ({MAX_PIECES:,} cells)")
     return w, h
+
+
+def check_board_size(width: int, height: int) -> None:
+    """ValueError for a board of more cells than the largest board e2store reads
+    (`MAX_PIECES`): a `--size 100000` is refused here, not by running out of memory."""
+    if width * height > MAX_PIECES:
+        raise ValueError(f"a {width}x{height} board has {width * height:,} cells, more than "
+                         f"the largest board e2store reads ({MAX_PIECES:,} cells)")
+
+
+def board_size(width: int, height: int, param_hint: str = "--size/--height") -> Size:
+    """(width, height) of a command's `--size` with its `--height` override, checked
+    (`check_board_size`): a usage error naming `param_hint` otherwise."""
+    try:
+        check_board_size(width, height)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint=param_hint) from None
+    return width, height
 
 
 class CellType(click.ParamType):
@@ -173,17 +256,22 @@ class SizeType(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
-_BYTES = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", re.IGNORECASE)
+_BYTES = re.compile(r"\s*(\d{1,18}(?:\.\d{1,18})?)\s*([KMGT]?)(?:i?B)?\s*", re.IGNORECASE)
+MAX_BYTES = 1 << 50  # 1 PiB: more memory than any machine e2store runs on
 
 
 def parse_bytes(text: str) -> int:
-    """A memory size: a number of bytes, or with a binary suffix K, M, G or T (`2G`, `512MiB`)."""
+    """A memory size: a number of bytes, or with a binary suffix K, M, G or T (`2G`, `512MiB`),
+    at most `MAX_BYTES`."""
     m = _BYTES.fullmatch(text)
     if m is None:
-        raise ValueError(f"{text!r} is not a memory size (expected bytes or a number with "
-                         f"K, M, G or T, e.g. 2G or 512M)")
+        raise ValueError(f"{short(text)} is not a memory size (expected bytes or a number "
+                         f"with K, M, G or T, e.g. 2G or 512M)")
     scale = 1 << (10 * "KMGT".index(m.group(2).upper()) + 10) if m.group(2) else 1
-    return int(float(m.group(1)) * scale)
+    n = int(float(m.group(1)) * scale)
+    if n > MAX_BYTES:
+        raise ValueError(f"{short(text)} is more than {MAX_BYTES >> 50} PiB")
+    return n
 
 
 class BytesType(click.ParamType):
@@ -272,7 +360,7 @@ def hamming_option(f: Callable | None = None, *, multiple: bool = False,
 
     def deco(g: Callable) -> Callable:
         return click.option("--hamming", "hammings" if multiple else "hamming",
-                            type=click.IntRange(min=0), multiple=multiple, required=required,
+                            type=HAMMING, multiple=multiple, required=required,
                             metavar="H", help=text)(g)
 
     return deco(f) if f is not None else deco
@@ -280,7 +368,7 @@ def hamming_option(f: Callable | None = None, *, multiple: bool = False,
 
 def threads_option(f: Callable) -> Callable:
     """--threads N (default 1)."""
-    return click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
+    return click.option("--threads", type=WORKERS, default=1, show_default=True,
                         help="Worker threads (the numba kernels release the GIL).")(f)
 
 

@@ -18,6 +18,8 @@ from e2store.cli.command import command
 from e2store.cli.options import (
     CELLS,
     DUCKDB_ALLOCATOR_ENV,
+    MAX_SECONDS,
+    FiniteFloat,
     hamming_option,
     json_option,
     memory_limit_option,
@@ -25,6 +27,7 @@ from e2store.cli.options import (
     store_instance_option,
     store_option,
 )
+from e2store.instance.parsing import shown_path
 
 QUERY_SECONDS = 60.0  # the default time limit of `e2store sql`
 
@@ -43,7 +46,7 @@ QUERY_SECONDS = 60.0  # the default time limit of `e2store sql`
 @memory_limit_option("Memory the query may use: DuckDB's memory limit, and a cap on the "
                      "process of this much above what it holds when the query starts "
                      "(plus a quarter, and 512 MiB for Python).")
-@click.option("--seconds", type=click.FloatRange(min=0), default=QUERY_SECONDS,
+@click.option("--seconds", type=FiniteFloat(0, MAX_SECONDS), default=QUERY_SECONDS,
               show_default=True, metavar="S", help="Time limit of the query (0: none).")
 def sql(store: Path, query: str, as_json: bool, as_csv: bool, memory_limit: int,
         seconds: float) -> None:
@@ -222,7 +225,7 @@ def build_db(store: Path, output: Path) -> None:
 
     with connect(store) as st:
         st.write_database(output)
-    click.echo(f"wrote {output}")
+    click.echo(f"wrote {shown_path(output)}")
 
 
 @command("export-closures", legacy={"--cells": "--at"}, examples=[
@@ -247,17 +250,17 @@ def export_closures(store: Path, instance: str | None, hamming: int,
     """
     from e2store.cli.corolles import store_instance
     from e2store.errors import MissingInstanceError
-    from e2store.instance.formats import read_instance
     from e2store.query.regions import export_closures as export
     from e2store.store.layout import instance_path
+    from e2store.store.read import read_store_instance
 
     path = instance_path(store, store_instance(store, instance))
     if not path.exists():
         raise MissingInstanceError(f"{store}: no instance {path.stem!r} in the store")
-    inst = read_instance(path, format="e2store")
+    inst = read_store_instance(store, path.stem)
     cells = [c for group in at for c in group]
     entries = export(store, inst, hamming, cells, output,
                      progress=lambda m: click.echo(m, err=True))
-    click.echo(f"wrote {len(entries)} regions to {output}: "
+    click.echo(f"wrote {len(entries)} regions to {shown_path(output)}: "
                f"{sum(e['corolles'] for e in entries):,} corolles, "
                f"{sum(e['keys'] for e in entries):,} frontier keys")

@@ -10,14 +10,19 @@ import click
 from e2store.cli.command import Group
 from e2store.cli.options import (
     CELL,
+    INDEX,
+    SIDE,
     SIZE,
+    FiniteFloat,
     Size,
+    board_size,
     hamming_option,
     instance_argument,
     instance_options,
     load_instance,
     output_option,
 )
+from e2store.instance.parsing import shown_path
 
 
 def nth_corolle(inst, x: int, y: int, hamming: int, index: int):
@@ -55,11 +60,14 @@ def _output_cb(ctx, param, value: Path) -> Path:
     return value
 
 
+MAX_SCALE = 100.0  # PNG pixels per picture unit: a board cell of 4,800 pixels
+
+
 def _picture_options(f: Callable) -> Callable:
     """-o/--output (suffix .svg or .png), --scale and --title, passed as output, scale, title."""
     f = click.option("--title", default=None,
                      help="Caption above the picture (default: a description; '' for none).")(f)
-    f = click.option("--scale", type=click.FloatRange(min=0, min_open=True), default=1.0,
+    f = click.option("--scale", type=FiniteFloat(0, MAX_SCALE, min_open=True), default=1.0,
                      show_default=True,
                      help="PNG pixels per picture unit (a board cell is 48 units).")(f)
     f = output_option("Picture file, .svg or .png (written atomically).", required=True,
@@ -71,7 +79,7 @@ def _write(svg: str, output: Path, scale: float) -> None:
     from e2store.reports.render import write_picture
 
     write_picture(svg, output, scale=scale)
-    click.echo(f"wrote {output}")
+    click.echo(f"wrote {shown_path(output)}")
 
 
 @click.group("render", cls=Group, examples=[
@@ -94,7 +102,7 @@ def render() -> None:
 @instance_argument
 @instance_options
 @_picture_options
-@click.option("--columns", type=click.IntRange(min=1), default=None,
+@click.option("--columns", type=SIDE, default=None,
               help="Pieces per row (default: the board width).")
 def render_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None,
                   output: Path, scale: float, title: str | None, columns: int | None) -> None:
@@ -119,7 +127,7 @@ def render_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None
               help="Draw this full or partial board instead: a board URL, a file of "
               "`x y piece r` lines, a boards file (`solve --best`) or a solutions file; its "
               "mismatched joins are marked in red and the title gives its score.")
-@click.option("--index", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--index", type=INDEX, default=0, show_default=True,
               help="With --board: which board of a file of several (0 the first).")
 def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
                  output: Path, scale: float, title: str | None, solution: bool,
@@ -137,8 +145,8 @@ def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
 
         boards = read_any_board(inst, board)
         if index >= len(boards):
-            raise RenderError(f"{board}: holds {len(boards)} boards (expected --index below "
-                              f"{len(boards)})")
+            raise RenderError(f"{shown_path(board)}: holds {len(boards)} boards (expected "
+                              f"--index below {len(boards)})")
         cells = boards[index]
         sc = score(inst, cells)
         title = title or (f"{inst.name}: score {sc.matched} / {sc.joins}, "
@@ -166,7 +174,7 @@ def render_zones(size: Size, hamming: int, output: Path, scale: float,
     from e2store.reports.render import svg_zone_map
     from e2store.zones.zonemap import zone_map
 
-    zm = zone_map(size[0], size[1], hamming)
+    zm = zone_map(*board_size(*size, "--size"), hamming)
     _write(svg_zone_map(zm, title=title), output, scale)
 
 
@@ -177,7 +185,7 @@ def render_zones(size: Size, hamming: int, output: Path, scale: float,
 @instance_options
 @hamming_option
 @click.option("--at", "at", required=True, type=CELL, help="Centre cell of the corolle.")
-@click.option("--index", "index", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--index", "index", type=INDEX, default=0, show_default=True,
               help="Which corolle: 0-based, in enumeration (depth-first) order.")
 @_picture_options
 def render_corolle(instance: Path, fmt: str, sides: str | None, size: Size | None,

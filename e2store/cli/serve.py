@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from e2store.cli.command import command
-from e2store.cli.options import memory_limit_option, store_option
+from e2store.cli.options import BoundedInt, FiniteFloat, memory_limit_option, store_option
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -18,7 +18,7 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on; anything but this machine's loopback serves the "
                    "store to the network (a warning says so).")
-@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+@click.option("--port", type=BoundedInt(0, 65535), default=8765, show_default=True,
               help="Port to listen on.")
 @click.option("--results", type=click.Path(exists=True, file_okay=False, path_type=Path),
               default=None, help="Also show this results directory's tables, plots and "
@@ -30,7 +30,7 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
               type=click.Path(path_type=Path), metavar="FILE|DIR",
               help="Follow a long run: a status file (`solve`/`tabulate --status FILE`) or a "
                    "Snakemake working directory; repeatable.  Shown at /status.")
-@click.option("--sql-seconds", type=click.FloatRange(0.1, 3600), default=10.0,
+@click.option("--sql-seconds", type=FiniteFloat(0.1, 3600), default=10.0,
               show_default=True, help="Time limit of a query in the SQL box.")
 @memory_limit_option("Memory the server's queries may use (DuckDB's memory limit), and the "
                      "cap on the SQL box's worker process: this much above what it holds "

@@ -10,14 +10,22 @@ import click
 
 from e2store.cli.best import best_options
 from e2store.cli.command import command
+from e2store.cli.exact import SECONDS as SAT_SECONDS
 from e2store.cli.options import (
     AUTO_MIN_DEPTHS,
     BYTES,
+    COUNT,
     DEFAULT_FINALS_HAMMING,
     DEFAULT_MAX_STORED,
+    HAMMING,
+    INDEX,
     KERNELS,
+    MAX_COUNT,
     SCAN_ORDERS,
+    SEED,
     SHARD,
+    WORKERS,
+    BoundedInt,
     Size,
     instance_argument,
     instance_options,
@@ -27,6 +35,7 @@ from e2store.cli.options import (
     status_option,
     store_option,
 )
+from e2store.instance.parsing import shown_path
 
 
 @command("solve", legacy={"--save": "--output", "--finals": "--store"},
@@ -62,10 +71,10 @@ from e2store.cli.options import (
               "URL (its filled cells); implies --no-symmetry-break.")
 @output_option("Write the solutions, one row per solution, cells c0.. (index y*W+x) as "
                "piece*4+r: Parquet, CSV if FILE ends in .csv, Arrow IPC if in .arrow.")
-@click.option("--keep", type=click.IntRange(min=0), default=DEFAULT_MAX_STORED,
+@click.option("--keep", type=BoundedInt(0, limit=MAX_COUNT), default=DEFAULT_MAX_STORED,
               show_default=True, help="Keep (and write) at most this many solutions; all are "
               "counted and checked.")
-@click.option("--max-nodes", type=click.IntRange(min=1), default=None,
+@click.option("--max-nodes", type=COUNT, default=None,
               help="Stop after this many nodes (the report says the search is incomplete).")
 @store_option(required=False,
               help="Let this store's database prune the search (--method): a complete search "
@@ -82,7 +91,7 @@ from e2store.cli.options import (
 @click.option("--finals-regions", multiple=True, default=("corners",), show_default=True,
               metavar="corners|X,Y", help="Finals regions (with --store): centre cells, "
               "repeatable.")
-@click.option("--finals-hamming", type=click.IntRange(min=0), default=DEFAULT_FINALS_HAMMING,
+@click.option("--finals-hamming", type=HAMMING, default=DEFAULT_FINALS_HAMMING,
               show_default=True, help="Hamming of the finals regions' corolles (with --store).")
 @click.option("--kernel", type=click.Choice(KERNELS), default="auto", show_default=True,
               help="Kernel of complete and --best searches: `unrolled` generates and compiles one "
@@ -94,18 +103,18 @@ from e2store.cli.options import (
               type=click.Path(dir_okay=False, path_type=Path),
               help="Solve the subtree of every opening of FILE (`e2store openings`) and merge; "
               "the symmetry break is the file's.")
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--workers", type=WORKERS, default=1, show_default=True,
               help="Processes to spread the search over: the openings of --openings, else "
               "subtrees of the top of the search (a complete search: --all, same report).")
 @click.option("--shard", default=None, type=SHARD,
               help="With --openings: solve only openings i with i % S == K.")
-@click.option("--estimate", "estimate_samples", type=click.IntRange(min=1), default=None,
+@click.option("--estimate", "estimate_samples", type=COUNT, default=None,
               metavar="M", help="Do not search: estimate the nodes, solutions and time of "
               "this search from M random prefixes searched to the end (exact when M covers "
               "every prefix).")
-@click.option("--estimate-seed", type=int, default=0, show_default=True,
+@click.option("--estimate-seed", type=SEED, default=0, show_default=True,
               help="With --estimate: the random seed of the sample.")
-@click.option("--estimate-depth", type=click.IntRange(min=0), default=None, metavar="K",
+@click.option("--estimate-depth", type=INDEX, default=None, metavar="K",
               help="With --estimate: sample the prefixes of the first K free cells (default: "
               "the first depth with 10 M of them); deeper makes each sampled subtree smaller, "
               "which big boards need.")
@@ -113,6 +122,9 @@ from e2store.cli.options import (
               show_default=True, help="backtrack: e2store's search; sat: SAT enumeration "
               "with CaDiCaL (e2store.exact, `pip install '.[exact]'`): the same report, for "
               "a side-by-side check (--first, or --all on small boards).")
+@click.option("--seconds", "sat_seconds", type=SAT_SECONDS, default=None,
+              help="With --engine sat: the time limit of the run, building the formula "
+              "included (default: none); past it the run stops with one line, exit 2.")
 @best_options
 @status_option("solve")
 def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
@@ -123,7 +135,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
               estimate_seed: int = 0, estimate_depth: int | None = None,
               kernel: str = "auto", method: str = "auto", budget: int = 2 << 30,
               distinct: bool = False, best: bool = False, engine: str = "backtrack",
-              **finals) -> None:
+              sat_seconds: float | None = None, **finals) -> None:
     """Solve a puzzle by backtracking and report nodes, solutions and times.
 
     A node is one piece placed.  Progress goes to stderr on long runs; Ctrl-C stops the
@@ -143,6 +155,9 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
         if refused:
             raise SolverError(f"--engine sat takes no {', '.join(refused)} (SAT enumerates "
                               f"solutions: --first or --all)")
+    elif sat_seconds is not None:
+        raise SolverError("--seconds is the time limit of --engine sat (the backtracker "
+                          "stops at --max-nodes or Ctrl-C)")
     best_keys = ("breaks", "rng_seed", "restart_nodes", "restarts", "minutes", "clues",
                  "quota", "order", "no_fill")
     opts = {k: finals.pop(k) for k in best_keys}
@@ -221,7 +236,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
             raise SolverError(f"--engine sat takes no {', '.join(refused)} (they are the "
                               f"backtracker's)")
         result = solve_sat(inst, first=first, symmetry_break=symmetry_break, fixed=seed,
-                           keep=keep)
+                           keep=keep, seconds=sat_seconds)
     elif workers > 1:
         from e2store.solver.workers import solve_workers
 
@@ -390,6 +405,6 @@ def format_report(r, inst_name: str, corner: str | None = None,
 
         lines.append(closure_line(r.closure))
     if save is not None:
-        lines.append(f"saved      {r.stored:,} solutions to {save}")
+        lines.append(f"saved      {r.stored:,} solutions to {shown_path(save)}")
     return "\n".join(lines)
 

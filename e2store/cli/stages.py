@@ -16,8 +16,11 @@ import click
 
 from e2store.cli.command import command
 from e2store.cli.options import (
+    COUNT,
     FORMS,
+    INDEX,
     MAX_SHARDS,
+    BoundedInt,
     ShardType,
     Size,
     hamming_option,
@@ -38,7 +41,7 @@ LEGACY = {"--out": "--store"}
 def _store_options(f: Callable) -> Callable:
     f = json_option("Print the record as JSON on stdout.")(f)
     f = output_option("Also write the record (the receipt) as JSON to this file.")(f)
-    f = click.option("--zone", "zone_id", type=click.IntRange(min=0), required=True,
+    f = click.option("--zone", "zone_id", type=INDEX, required=True,
                      help="Zone id (see `e2store zones` or `e2store stage plan`).")(f)
     f = store_option(f)
     return hamming_option(f)
@@ -75,9 +78,9 @@ def _partition_line(p, what: str) -> str:
 @instance_argument
 @instance_options
 @hamming_option
-@click.option("--shard-corolles", type=click.IntRange(min=1), default=50_000_000,
+@click.option("--shard-corolles", type=COUNT, default=50_000_000,
               show_default=True, help="Corolles per shard at most (hamming >= 2 zones).")
-@click.option("--max-shards", type=click.IntRange(1, MAX_SHARDS), default=64, show_default=True,
+@click.option("--max-shards", type=BoundedInt(1, MAX_SHARDS), default=64, show_default=True,
               help="Shards per zone at most.")
 @threads_option
 @output_option("Also write the plan as JSON to this file.")
@@ -139,7 +142,7 @@ def shard_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, ha
 @instance_argument
 @instance_options
 @_store_options
-@click.option("--shards", type=click.IntRange(1, MAX_SHARDS), required=True,
+@click.option("--shards", type=BoundedInt(1, MAX_SHARDS), required=True,
               help="How many shards the zone was cut into.")
 def gather(instance: Path, fmt: str, sides: str | None, size: Size | None, hamming: int,
            store: Path, zone_id: int, output: Path | None, as_json: bool,
@@ -165,7 +168,7 @@ def _records(results: list, receipt: Path | None, as_json: bool, what: str) -> N
 @instance_argument
 @instance_options
 @_store_options
-@click.option("--rotation", "rotations", type=click.IntRange(1, 3), multiple=True,
+@click.option("--rotation", "rotations", type=BoundedInt(1, 3), multiple=True,
               help="Rotation(s) to derive from rotation 0 (repeatable; default: every "
               "rotation the zone's members need).")
 @click.option("--form", type=click.Choice(FORMS), required=True, help="Form to rotate.")
@@ -190,7 +193,7 @@ def rotate(instance: Path, fmt: str, sides: str | None, size: Size | None, hammi
 @instance_argument
 @instance_options
 @_store_options
-@click.option("--rotation", "rotations", type=click.IntRange(0, 3), multiple=True,
+@click.option("--rotation", "rotations", type=BoundedInt(0, 3), multiple=True,
               help="Rotation(s) to encode (repeatable; default: every rotation the zone's "
               "members need).")
 @click.option("--form", type=click.Choice(("prefix", "cartesian")), required=True,

@@ -11,11 +11,12 @@ import click
 
 from e2store.cli.command import command
 from e2store.cli.corolles import instance_id
-from e2store.cli.options import FORMS, json_option, output_option, store_option
+from e2store.cli.options import FORMS, HAMMING, json_option, output_option, store_option
+from e2store.instance.parsing import shown_path
 
 
 def _selection_options(f):
-    f = click.option("--hamming", "hammings", multiple=True, type=click.IntRange(min=0),
+    f = click.option("--hamming", "hammings", multiple=True, type=HAMMING,
                      metavar="H", help="Only this hamming; repeatable.")(f)
     f = click.option("--instance", "instances", multiple=True, metavar="ID|FILE",
                      help="Only this instance (id, or a piece file whose id is used); "
@@ -51,7 +52,7 @@ def summary(store: Path, output: tuple[Path, ...], as_json: bool, instances: tup
     for path in output:
         atomic_write_text(path, as_text if path.suffix.lower() == ".json" else text)
         if not as_json:
-            click.echo(f"wrote {path}")
+            click.echo(f"wrote {shown_path(path)}")
     if as_json:
         click.echo(json.dumps(result))
     elif not output:
@@ -98,7 +99,7 @@ def verify(store: Path, as_json: bool, instances: tuple[str, ...],
         for d in report.damaged:
             click.echo(f"DAMAGED {d.line()}", err=True)
         for line in repair_store(store, report):
-            click.echo(f"repaired: {line}", err=True)
+            click.echo(line if line.startswith("could not") else f"repaired: {line}", err=True)
         report = verify_store(store, ids, list(hammings) or None)
     if as_json:
         click.echo(json.dumps(report.to_dict()))
@@ -166,7 +167,7 @@ def tables(store: Path, output: Path, instances: tuple[str, ...], hammings: tupl
     from e2store.reports.tables import write_tables
 
     written = write_tables(_load(store, instances, hammings, form), output)
-    click.echo(f"wrote {len(written)} files to {output}")
+    click.echo(f"wrote {len(written)} files to {shown_path(output)}")
 
 
 @command("plot", legacy={"--out-dir": "--output"}, legacy_store_positional=True, examples=[
@@ -183,4 +184,4 @@ def plot(store: Path, output: Path, instances: tuple[str, ...], hammings: tuple[
     from e2store.reports.plots import write_plots  # matplotlib is imported only here
 
     written = write_plots(_load(store, instances, hammings, form), output)
-    click.echo(f"wrote {', '.join(p.name for p in written)} to {output}")
+    click.echo(f"wrote {', '.join(p.name for p in written)} to {shown_path(output)}")

@@ -5,13 +5,22 @@ to check, `--expect`); nothing here computes it, so the two sides share no code.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from e2store.errors import ExactInputError, OutOfReachError
-from e2store.exact.encode import Cnf, diamond, encode, fits_frame, frame_sides
-from e2store.exact.models import DEFAULT_SAT, run_model
+from e2store.exact.encode import (
+    Cnf,
+    check_fixed,
+    check_size,
+    diamond,
+    encode,
+    fits_frame,
+    frame_sides,
+)
+from e2store.exact.models import DEFAULT_SAT, Limit, run_model
 from e2store.exact.sql import count_region
 from e2store.instance.model import GREY, Instance
 
@@ -34,8 +43,11 @@ class Check:
     @property
     def status(self) -> str:
         """'agree' (every model that finished gives e2store's figure), 'disagree' (one does
-        not), or 'out of reach' (no model finished)."""
+        not), or 'out of reach' (no model finished, or e2store's figure is missing: its
+        side did not finish in the time limit)."""
         got = [v for v in self.models.values() if v is not None]
+        if self.expected is None:
+            return "out of reach"
         if any(v != self.expected for v in got):
             return "disagree"
         return "agree" if got else "out of reach"
@@ -48,6 +60,11 @@ class Check:
 
 
 def _timed(check: Check, name: str, run: Callable[[], int]) -> None:
+    """Run one model into `check`: its figure, or None and the reason it is out of reach;
+    not run at all without e2store's figure (nothing to compare it with)."""
+    if check.expected is None:
+        check.models[name], check.seconds[name] = None, 0.0
+        return
     t0 = time.perf_counter()
     try:
         check.models[name] = run()
@@ -57,9 +74,11 @@ def _timed(check: Check, name: str, run: Callable[[], int]) -> None:
     check.seconds[name] = time.perf_counter() - t0
 
 
-def check_count(instance: Instance, x: int, y: int, hamming: int, expected: int, *,
-                models: Sequence[str] = COUNT_MODELS, seconds: float | None = None) -> Check:
-    """The corolles of hamming `hamming` at (x, y) by each model, against `expected`."""
+def check_count(instance: Instance, x: int, y: int, hamming: int, expected: int | None, *,
+                models: Sequence[str] = COUNT_MODELS, seconds: Limit = None) -> Check:
+    """The corolles of hamming `hamming` at (x, y) by each model, against `expected`
+    (None: e2store's figure is out of reach; the models are not run).  `seconds`: each
+    model's time limit, or a `Deadline` they share."""
     for m in models:
         if m not in COUNT_MODELS:
             raise ExactInputError(f"unknown model {m!r}: {', '.join(COUNT_MODELS)}")
@@ -70,8 +89,8 @@ def check_count(instance: Instance, x: int, y: int, hamming: int, expected: int,
             _timed(check, m, lambda: count_region(instance, cells, centre=(x, y),
                                                   seconds=seconds).count)
         else:
-            _timed(check, m, lambda: run_model("count", encode(instance, cells),
-                                               seconds=seconds).count)
+            _timed(check, m, lambda: run_model("count", functools.partial(
+                encode, instance, cells), seconds=seconds).count)
     return check
 
 
@@ -103,32 +122,44 @@ def board_cnf(instance: Instance, *, fixed: Mapping[tuple[int, int], int] | None
     return cnf
 
 
-def check_solutions(instance: Instance, expected: int, *,
+def check_board(instance: Instance, fixed: Mapping[tuple[int, int], int] | None) -> None:
+    """Refuse, before anything runs, a whole-board model that cannot be built: fixed cells
+    it cannot take (ExactInputError), or one over the size limit (OutOfReachError)."""
+    check_fixed(instance, dict(fixed or {}))
+    check_size(instance, [(x, y) for y in range(instance.height)
+                          for x in range(instance.width)])
+
+
+def check_solutions(instance: Instance, expected: int | None, *,
                     fixed: Mapping[tuple[int, int], int] | None = None,
-                    symmetry_break: bool = False, seconds: float | None = None,
+                    symmetry_break: bool = False, seconds: Limit = None,
                     solver: str = DEFAULT_SAT, progress=None) -> Check:
-    """Board solutions by SAT enumeration with blocking clauses, against `expected`."""
-    cnf = board_cnf(instance, fixed=fixed, symmetry_break=symmetry_break)
+    """Board solutions by SAT enumeration with blocking clauses, against `expected` (None:
+    out of reach, the model is not run).  The formula is built in the model's child
+    process, inside the time limit."""
+    check_board(instance, fixed)
+    build = functools.partial(board_cnf, instance, fixed=fixed, symmetry_break=symmetry_break)
     what = "solutions" + (" (symmetry broken)" if symmetry_break else "") + \
         (f" ({len(fixed)} fixed cells)" if fixed else "")
     check = Check(what, expected)
-    _timed(check, "sat", lambda: run_model("enumerate", cnf, seconds=seconds, solver=solver,
-                                           progress=progress).count)
+    _timed(check, "sat", lambda: run_model("enumerate", build, seconds=seconds, solver=solver,
+                                           keep=0, progress=progress).count)
     return check
 
 
-def check_best(instance: Instance, found: int, *,
+def check_best(instance: Instance, found: int | None, *,
                fixed: Mapping[tuple[int, int], int] | None = None,
-               seconds: float | None = None) -> tuple[Check, dict | None]:
-    """The best score (matched joins) by MaxSAT (RC2), against the score `found`; also the
-    optimal board {"x,y": packed}."""
-    cnf = board_cnf(instance, fixed=fixed, soft=True)
+               seconds: Limit = None) -> tuple[Check, dict | None]:
+    """The best score (matched joins) by MaxSAT (RC2), against the score `found` (None: out
+    of reach, the model is not run); also the optimal board {"x,y": packed}."""
+    check_board(instance, fixed)
+    build = functools.partial(board_cnf, instance, fixed=fixed, soft=True)
     check = Check("best score", found)
     box: dict = {}
 
     def run() -> int:
-        r = run_model("optimum", cnf, seconds=seconds)
-        box["board"] = r.solutions[0] if r.solutions else None
+        r = run_model("optimum", build, seconds=seconds)
+        box["board"] = r.solutions[0] if r.fills else None
         return int(r.optimum)
 
     _timed(check, "maxsat", run)

@@ -24,14 +24,20 @@ placements and the region are worked out here from the instance's colours alone.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
-from e2store.errors import ExactInputError
+from e2store.errors import ExactInputError, OutOfReachError
 from e2store.instance.model import GREY, Instance
 
 STEP = ((-1, 0), (0, -1), (1, 0), (0, 1))  # towards W, N, E, S (DESIGN.md: side order)
 PAIRWISE_MAX = 6  # at-most-one groups up to this size as pairs, larger ones as a ladder
+# The largest model built, in placement variables (measured: about 4.5 KB of memory each
+# in a solver's child, 2 KB in export-cnf): Eternity II's board has 157,000 (1.9 M clauses,
+# 0.6 GB in CaDiCaL's child), a 20x20 board 420,000 (5.2 M clauses, 1.9 GB); a 24x24 board's
+# 945,000 would need over 4 GB
+MAX_PLACEMENT_VARS = 500_000
 
 
 def shown(instance: Instance, packed: int, side: int) -> int:
@@ -58,6 +64,66 @@ def cell_placements(instance: Instance, x: int, y: int) -> list[int]:
     """Placements allowed on (x, y): grey on exactly the cell's frame sides."""
     frame = frame_sides(instance.width, instance.height, x, y)
     return [v for v in range(instance.n_pieces * 4) if fits_frame(instance, v, frame)]
+
+
+def placements_by_frame(instance: Instance) -> dict[frozenset[int], list[int]]:
+    """The allowed placements of each kind of cell (its frame sides), each worked out once:
+    a board has at most nine kinds, so this is what `cell_placements` gives, without a
+    pass over every placement for every cell."""
+    out: dict[frozenset[int], list[int]] = {}
+    for v in range(instance.n_pieces * 4):
+        grey = frozenset(s for s in range(4) if shown(instance, v, s) == GREY)
+        out.setdefault(grey, []).append(v)
+    return out
+
+
+def model_size(instance: Instance, cells: Sequence[tuple[int, int]],
+               kinds: Mapping[frozenset[int], list[int]] | None = None) -> int:
+    """The number of placement variables (`x`) of the model of `cells`: the clauses and
+    the memory of the model grow with it (about 12 clauses and 4.5 KB each); `kinds`:
+    `placements_by_frame(instance)`, when the caller has it."""
+    kinds = placements_by_frame(instance) if kinds is None else kinds
+    w, h = instance.width, instance.height
+    return sum(len(kinds.get(frame_sides(w, h, x, y), ())) for x, y in cells)
+
+
+def check_size(instance: Instance, cells: Sequence[tuple[int, int]],
+               kinds: Mapping[frozenset[int], list[int]] | None = None) -> None:
+    """Refuse a model over `MAX_PLACEMENT_VARS` before it is built (OutOfReachError): a
+    24x24 board's would take over 4 GB of memory and 11 M clauses, more than any solver
+    here finishes."""
+    n = model_size(instance, cells, kinds)
+    if n > MAX_PLACEMENT_VARS:
+        raise OutOfReachError(
+            f"the exact model of {len(cells):,} cells of {instance.name!r} would have "
+            f"{n:,} placement variables (about {n * 12:,} clauses, {n * 4.5e3 / 2**30:.1f} "
+            f"GB of memory): over the limit of {MAX_PLACEMENT_VARS:,} (Eternity II's "
+            f"board has 157,000); use a smaller board or region")
+
+
+def check_fixed(instance: Instance, fixed: Mapping[tuple[int, int], int],
+                cells: Sequence[tuple[int, int]] | None = None) -> None:
+    """Refuse fixed cells the model cannot take (ExactInputError naming the first): a cell
+    off the board or outside `cells`, a piece the instance does not have, a piece whose
+    grey sides do not face the frame, a piece fixed twice."""
+    w, h = instance.width, instance.height
+    region = None if cells is None else set(cells)
+    seen: dict[int, tuple[int, int]] = {}
+    for (x, y), v in fixed.items():
+        if not (0 <= x < w and 0 <= y < h):
+            raise ExactInputError(f"fixed cell ({x}, {y}) is off the {w}x{h} board")
+        if region is not None and (x, y) not in region:
+            raise ExactInputError(f"fixed cell ({x}, {y}) is not in the region")
+        p, r = divmod(int(v), 4)
+        if not 0 <= p < instance.n_pieces:
+            raise ExactInputError(f"fixed cell ({x}, {y}): piece {p} is not one of the "
+                                  f"instance's pieces (0 to {instance.n_pieces - 1})")
+        if not fits_frame(instance, int(v), frame_sides(w, h, x, y)):
+            raise ExactInputError(f"piece {p} rotation {r} cannot go on ({x}, {y}): its grey "
+                                  f"sides do not face the frame")
+        if p in seen:
+            raise ExactInputError(f"piece {p} is fixed on two cells: {seen[p]} and ({x}, {y})")
+        seen[p] = (x, y)
 
 
 def diamond(width: int, height: int, x: int, y: int, hamming: int) -> list[tuple[int, int]]:
@@ -110,29 +176,46 @@ class Cnf:
         true = {lit for lit in model if lit > 0}
         return [-var for m in self.place for var in m.values() if var in true]
 
-    def dimacs(self) -> str:
-        """The formula as DIMACS text, the variable meanings in `c` lines, and a
-        `c p show` line (the projection on the placements, for projected counters)."""
-        lines = [f"c {n}" for n in self.notes]
+    def dimacs_lines(self) -> Iterator[str]:
+        """The formula as DIMACS lines (no line ends), the variable meanings in `c` lines,
+        and a `c p show` line (the projection on the placements, for projected counters)."""
+        yield from (f"c {n}" for n in self.notes)
         for cell, m in zip(self.cells, self.place, strict=True):
             pairs = " ".join(f"{var}={v // 4}r{v % 4}" for v, var in m.items())
-            lines.append(f"c cell {cell[0]},{cell[1]}: {pairs}")
-        lines.append("c p show " + " ".join(map(str, self.place_vars)) + " 0")
-        lines.append(f"p cnf {self.n_vars} {len(self.clauses)}")
-        lines.extend(" ".join(map(str, c)) + " 0" for c in self.clauses)
-        return "\n".join(lines) + "\n"
+            yield f"c cell {cell[0]},{cell[1]}: {pairs}"
+        yield "c p show " + " ".join(map(str, self.place_vars)) + " 0"
+        yield f"p cnf {self.n_vars} {len(self.clauses)}"
+        yield from (" ".join(map(str, c)) + " 0" for c in self.clauses)
 
+    def wcnf_lines(self) -> Iterator[str]:
+        """The formula as weighted MaxSAT (classic WCNF) lines: hard clauses of weight
+        `top`, each soft literal a clause of weight 1."""
+        top = len(self.soft) + 1
+        yield from (f"c {n}" for n in self.notes)
+        yield f"c soft: one per join, true when the join matches; top = {top}"
+        yield f"p wcnf {self.n_vars} {len(self.clauses) + len(self.soft)} {top}"
+        yield from (f"{top} " + " ".join(map(str, c)) + " 0" for c in self.clauses)
+        yield from (f"1 {lit} 0" for lit in self.soft)
+
+    def dimacs(self) -> str:
+        """The formula as DIMACS text (`dimacs_lines`)."""
+        return "\n".join(self.dimacs_lines()) + "\n"
 
     def wcnf(self) -> str:
-        """The formula as weighted MaxSAT (classic WCNF): hard clauses of weight `top`,
-        each soft literal a clause of weight 1."""
-        top = len(self.soft) + 1
-        lines = [f"c {n}" for n in self.notes]
-        lines.append(f"c soft: one per join, true when the join matches; top = {top}")
-        lines.append(f"p wcnf {self.n_vars} {len(self.clauses) + len(self.soft)} {top}")
-        lines.extend(f"{top} " + " ".join(map(str, c)) + " 0" for c in self.clauses)
-        lines.extend(f"1 {lit} 0" for lit in self.soft)
-        return "\n".join(lines) + "\n"
+        """The formula as WCNF text (`wcnf_lines`)."""
+        return "\n".join(self.wcnf_lines()) + "\n"
+
+    def write(self, fh: BinaryIO, *, soft: bool = False) -> None:
+        """Write the DIMACS (or, `soft`, WCNF) text to a binary file a block at a time:
+        the text of a big board (43 MB for Eternity II) is never held whole."""
+        block: list[str] = []
+        for line in (self.wcnf_lines() if soft else self.dimacs_lines()):
+            block.append(line)
+            if len(block) >= 4096:
+                fh.write(("\n".join(block) + "\n").encode())
+                block.clear()
+        if block:
+            fh.write(("\n".join(block) + "\n").encode())
 
 
 def at_most_one(cnf: Cnf, lits: Sequence[int]) -> None:
@@ -175,18 +258,12 @@ def encode(instance: Instance, cells: Sequence[tuple[int, int]] | None = None, *
                      "quarter turns; pieces numbered from 0)")
     index = {c: i for i, c in enumerate(cells)}
     fixed = dict(fixed or {})
-    for c in fixed:
-        if c not in index:
-            raise ExactInputError(f"fixed cell {c} is not in the region")
+    check_fixed(instance, fixed, None if board else cells)
+    kinds = placements_by_frame(instance)
+    check_size(instance, cells, kinds)
     by_piece: dict[int, list[int]] = {}
     for c in cells:
-        allowed = cell_placements(instance, *c)
-        if c in fixed:
-            if fixed[c] not in allowed:
-                p, r = divmod(fixed[c], 4)
-                raise ExactInputError(f"piece {p} rotation {r} cannot go on {c}: its grey "
-                                      f"sides do not face the frame")
-            allowed = [fixed[c]]
+        allowed = [fixed[c]] if c in fixed else kinds.get(frame_sides(w, h, *c), [])
         xs = cnf.new(len(allowed))
         cnf.place.append(dict(zip(allowed, xs, strict=True)))
         cnf.clauses.append(list(xs))  # at least one

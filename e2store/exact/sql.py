@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from e2store.errors import ExactInputError, OutOfReachError
 from e2store.exact.encode import STEP
+from e2store.exact.models import Limit, as_deadline
 from e2store.instance.model import Instance
 
 SIDES = ("w", "n", "e", "s")  # column names of the colour shown on W, N, E, S
@@ -71,12 +72,14 @@ def outward(cells: Sequence[tuple[int, int]], x: int, y: int) -> list[tuple[int,
 
 
 def count_region(instance: Instance, cells: Sequence[tuple[int, int]], *,
-                 centre: tuple[int, int] | None = None, seconds: float | None = None,
+                 centre: tuple[int, int] | None = None, seconds: Limit = None,
                  threads: int = 2, memory_limit: str = "4GB") -> SqlCount:
     """Number of valid fillings of `cells` (distinct pieces, matching joins inside the
-    region, grey facing the frame) by one DuckDB join.  OutOfReachError past `seconds`."""
+    region, grey facing the frame) by one DuckDB join.  OutOfReachError past `seconds` (a
+    number, or a `Deadline` shared with other steps)."""
     import duckdb
 
+    deadline = as_deadline(seconds)  # nan, inf, 0 refused; 1e308 a limit never reached
     w, h = instance.width, instance.height
     for cx, cy in cells:
         if not (0 <= cx < w and 0 <= cy < h):
@@ -101,15 +104,17 @@ def count_region(instance: Instance, cells: Sequence[tuple[int, int]], *,
         for stmt in setup:
             con.execute(stmt)
         timer = None
-        if seconds is not None:
-            timer = threading.Timer(seconds, con.interrupt)
+        left = deadline.left()
+        if left is not None and left <= 0:
+            raise deadline.late(f"the SQL join of {len(cells)} cells", "not started")
+        if left is not None and left < threading.TIMEOUT_MAX:
+            timer = threading.Timer(left, con.interrupt)
             timer.start()
         t0 = time.perf_counter()
         try:
             (n,) = con.execute(query).fetchone()
         except duckdb.InterruptException:
-            raise OutOfReachError(f"the SQL join of {len(cells)} cells did not finish in "
-                                  f"{seconds:g} s (raise --seconds)") from None
+            raise deadline.late(f"the SQL join of {len(cells)} cells") from None
         except duckdb.OutOfMemoryException as exc:
             raise OutOfReachError(f"the SQL join of {len(cells)} cells ran out of its "
                                   f"{memory_limit} memory limit: {exc}") from None

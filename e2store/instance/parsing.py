@@ -12,9 +12,10 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -105,6 +106,10 @@ def shown_path(path: str | os.PathLike) -> str:
     return s if s.isprintable() else repr(s)
 
 
+# (path, line, problem, expected) -> the error to raise: InstanceFormatError, or a SolverError
+FileError = Callable[[str, int | None, str, str | None], Exception]
+
+
 def read_lines(path: str | Path) -> list[str]:
     """The file's lines (`split_lines`), read as UTF-8 (a BOM dropped), with one `read`
     of one `open`: a pipe or FIFO (process substitution gives one) is a stream that can be
@@ -116,6 +121,23 @@ def read_lines(path: str | Path) -> list[str]:
     be read (permissions, an I/O error such as `/proc/self/mem`'s), a file over
     `MAX_INSTANCE_BYTES`, more lines than a piece file of the largest board has
     (`check_line_count`), or bytes that are not UTF-8 (with the line)."""
+    where = str(Path(path))
+    data = read_capped(path, MAX_INSTANCE_BYTES)
+    check_line_count(where, data)
+    return split_lines(decode_text(where, data))
+
+
+def open_capped(path: str | Path, max_bytes: int, kind: str = "piece file",
+                expected: str = "a text file of pieces",
+                error: FileError = InstanceFormatError) -> BinaryIO:
+    """`path` opened for reading bytes, once it is known to be no directory, device or
+    socket (`/dev/zero` would never end) and, for a regular file, no larger than
+    `max_bytes` (refused unread, in microseconds, however large: a sparse file of
+    terabytes too).  A pipe or FIFO is opened: its reader caps what it reads.
+
+    FileNotFoundError (the name escaped, `shown_path`) for a missing file; else
+    `error(path, line, problem, expected)`: InstanceFormatError, or the caller's own
+    error class (a solver's files raise SolverError), named `kind` in the message."""
     p = Path(path)
     where = str(p)
     try:
@@ -124,37 +146,57 @@ def read_lines(path: str | Path) -> list[str]:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT),
                                 shown_path(p)) from None
     except IsADirectoryError:
-        raise InstanceFormatError(where, None, "a directory, not a file",
-                                  "a text file of pieces") from None
+        raise error(where, None, "a directory, not a file", expected) from None
     except OSError as exc:
-        raise InstanceFormatError(where, None, f"cannot be read: {os_problem(exc)}") from None
-    with fh:
-        st = os.fstat(fh.fileno())
-        mode = st.st_mode
-        if stat.S_ISDIR(mode):
-            raise InstanceFormatError(where, None, "a directory, not a file",
-                                      "a text file of pieces")
-        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
-            raise InstanceFormatError(where, None, "a device or socket, not a file",
-                                      "a text file of pieces")
-        if stat.S_ISREG(mode) and st.st_size > MAX_INSTANCE_BYTES:  # refused unread
-            raise InstanceFormatError(where, None, f"over {MAX_INSTANCE_BYTES >> 20} MiB, too "
-                                      f"large for a piece file", "a text file of pieces")
-        try:
-            data = fh.read(MAX_INSTANCE_BYTES + 1)
-        except OSError as exc:
-            raise InstanceFormatError(where, None,
-                                      f"cannot be read: {os_problem(exc)}") from None
-    if len(data) > MAX_INSTANCE_BYTES:
-        raise InstanceFormatError(where, None, f"over {MAX_INSTANCE_BYTES >> 20} MiB, too "
-                                  f"large for a piece file", "a text file of pieces")
-    check_line_count(where, data)
+        raise error(where, None, f"cannot be read: {os_problem(exc)}", None) from None
     try:
-        text = data.decode("utf-8-sig")
+        mode, size = (st := os.fstat(fh.fileno())).st_mode, st.st_size
+        if stat.S_ISDIR(mode):
+            raise error(where, None, "a directory, not a file", expected)
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+            raise error(where, None, "a device or socket, not a file", expected)
+        if stat.S_ISREG(mode) and size > max_bytes:  # refused unread
+            raise error(where, None, f"over {size_text(max_bytes)}, too large for a {kind}",
+                        expected)
+    except BaseException:
+        fh.close()
+        raise
+    return fh
+
+
+def read_capped(path: str | Path, max_bytes: int, kind: str = "piece file",
+                expected: str = "a text file of pieces",
+                error: FileError = InstanceFormatError) -> bytes:
+    """The bytes of `path`, at most `max_bytes` of them, with one `read` of one `open`
+    (`open_capped`: the same refusals, the same errors); a stream longer than
+    `max_bytes` is refused once `max_bytes + 1` bytes are read, never read whole."""
+    where = str(Path(path))
+    with open_capped(path, max_bytes, kind, expected, error) as fh:
+        try:
+            data = fh.read(max_bytes + 1)
+        except OSError as exc:
+            raise error(where, None, f"cannot be read: {os_problem(exc)}", None) from None
+    if len(data) > max_bytes:
+        raise error(where, None, f"over {size_text(max_bytes)}, too large for a {kind}",
+                    expected)
+    return data
+
+
+def size_text(n: int) -> str:
+    """A byte cap as a message shows it: `64 MiB`, `1 KiB`, `100 bytes`."""
+    for shift, unit in ((30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n:,} bytes"
+
+
+def decode_text(where: str, data: bytes, error: FileError = InstanceFormatError) -> str:
+    """`data` decoded as UTF-8 (a BOM dropped); `error` at the first line that is not."""
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise InstanceFormatError(where, line, "not a UTF-8 text file", "a text file") from None
-    return split_lines(text)
+        raise error(where, line, "not a UTF-8 text file", "a text file") from None
 
 
 def os_problem(exc: OSError) -> str:
@@ -162,24 +204,27 @@ def os_problem(exc: OSError) -> str:
     return exc.strerror or str(exc) or type(exc).__name__
 
 
-def check_line_count(path: str, data: bytes) -> None:
-    """InstanceFormatError, at the first line too many, for a file of more lines than any
-    piece file e2store reads (`MAX_LINES` in all, `MAX_DATA_LINES` neither blank nor
-    comments): counted on the bytes, in milliseconds, so an oversized file costs neither
-    the seconds nor the memory of splitting and parsing it.  Costs nothing for a file of
-    at most `MAX_DATA_LINES` lines (every real one)."""
+def check_line_count(path: str, data: bytes, kind: str = "piece file",
+                     expected: str | None = None,
+                     error: FileError = InstanceFormatError) -> None:
+    """`error` (InstanceFormatError), at the first line too many, for a file of more lines
+    than any piece file e2store reads (`MAX_LINES` in all, `MAX_DATA_LINES` neither blank
+    nor comments): counted on the bytes, in milliseconds, so an oversized file costs
+    neither the seconds nor the memory of splitting and parsing it.  Costs nothing for a
+    file of at most `MAX_DATA_LINES` lines (every real one).  Board and scan files (a line
+    per cell, at most `MAX_PIECES` cells) are held to the same counts, named `kind`."""
     n_lines = data.count(b"\n")
     if n_lines <= MAX_DATA_LINES:
         return
-    expected = f"at most {MAX_PIECES:,} pieces, the largest board e2store reads"
+    expected = expected or f"at most {MAX_PIECES:,} pieces, the largest board e2store reads"
     if n_lines > MAX_LINES:
-        raise InstanceFormatError(path, MAX_LINES + 1, f"{n_lines:,} lines, more than "
-                                  f"{MAX_LINES:,}: too many for a piece file", expected)
+        raise error(path, MAX_LINES + 1, f"{n_lines:,} lines, more than {MAX_LINES:,}: too "
+                    f"many for a {kind}", expected)
     for k, m in enumerate(_DATA_LINE.finditer(data), 1):
         if k > MAX_DATA_LINES:
             line = data.count(b"\n", 0, m.start()) + 1
-            raise InstanceFormatError(path, line, f"over {MAX_DATA_LINES:,} lines of data, too "
-                                      f"many for a piece file", expected)
+            raise error(path, line, f"over {MAX_DATA_LINES:,} lines of data, too many for "
+                        f"a {kind}", expected)
 
 
 def split_lines(text: str) -> list[str]:

@@ -24,7 +24,7 @@ from urllib.parse import unquote
 import numpy as np
 
 from e2store.errors import E2StoreError
-from e2store.instance.model import Instance
+from e2store.instance.model import MAX_PIECES, Instance
 
 URL_BASE = "https://e2.bucas.name/"
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -83,9 +83,23 @@ def board_url(inst: Instance, board: np.ndarray | None = None, name: str | None 
             f"&board_h={inst.height}&board_edges={edges}&board_pieces={pieces}")
 
 
+# The longest URL read: the largest board (MAX_PIECES cells) takes 7 characters a cell.
+MAX_URL_CHARS = 8 * MAX_PIECES + 1024
+
+
+def shown(text: str, limit: int = 40) -> str:
+    """A part of a URL quoted for a message: escaped (`repr`: a raw ESC or newline never
+    reaches the terminal) and cut to `limit` characters."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
 def parse_url(url: str) -> BoardUrl:
-    """The parts of a board URL (UrlError naming the parameter that is wrong)."""
+    """The parts of a board URL (UrlError naming the parameter that is wrong, its value
+    escaped and cut short: `shown`)."""
     text = url.strip()
+    if len(text) > MAX_URL_CHARS:
+        raise UrlError(f"board URL of {len(text):,} characters (expected at most "
+                       f"{MAX_URL_CHARS:,}: 7 a cell of the largest board)")
     frag = text.split("#", 1)[1] if "#" in text else text.split("?", 1)[-1]
     params: dict[str, str] = {}
     for part in frag.split("&"):
@@ -95,13 +109,14 @@ def parse_url(url: str) -> BoardUrl:
         if key not in params:
             raise UrlError(f"board URL without `{key}=` (expected {URL_BASE}#puzzle=NAME"
                            f"&board_w=W&board_h=H&board_edges=...)")
-    try:
-        w, h = int(params["board_w"]), int(params["board_h"])
-    except ValueError:
-        raise UrlError(f"board URL: board_w={params['board_w']!r}, "
-                       f"board_h={params['board_h']!r}: expected two integers") from None
-    if w < 1 or h < 1:
-        raise UrlError(f"board URL: a {w}x{h} board (expected W, H >= 1)")
+    bw, bh = params["board_w"], params["board_h"]
+    if not all(v.isascii() and v.isdigit() and len(v) <= 6 for v in (bw, bh)):
+        raise UrlError(f"board URL: board_w={shown(bw)}, board_h={shown(bh)}: expected two "
+                       f"integers")
+    w, h = int(bw), int(bh)
+    if w < 1 or h < 1 or w * h > MAX_PIECES:
+        raise UrlError(f"board URL: a {w}x{h} board (expected W, H >= 1 and at most "
+                       f"{MAX_PIECES:,} cells)")
     edges = params["board_edges"]
     if len(edges) != 4 * w * h or not set(edges) <= set(LETTERS):
         raise UrlError(f"board URL: board_edges has {len(edges)} characters, expected "
@@ -109,7 +124,7 @@ def parse_url(url: str) -> BoardUrl:
     pieces = None
     if params.get("board_pieces"):
         raw = params["board_pieces"]
-        if len(raw) != 3 * w * h or not raw.isdigit():
+        if len(raw) != 3 * w * h or not (raw.isascii() and raw.isdigit()):
             raise UrlError(f"board URL: board_pieces has {len(raw)} characters, expected "
                            f"{3 * w * h} digits (three per cell of the {w}x{h} board)")
         pieces = tuple(int(raw[i:i + 3]) for i in range(0, len(raw), 3))

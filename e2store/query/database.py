@@ -15,18 +15,13 @@ are not JSON): rebuild the database after adding an instance.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
-import re
-import secrets
-from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
 from e2store.errors import StoreError
+from e2store.files import temp_beside
 from e2store.store.layout import MANIFEST, form_glob
 
 STORAGE_VERSION = "v1.0.0"  # the oldest storage format: DuckDB 1.0 and later open the file
@@ -104,136 +99,47 @@ def view_statements(instances: pa.Table, forms: set[str]) -> list[str]:
 def write_database(root: str | Path, path: str | Path, instances: pa.Table,
                    forms: set[str]) -> None:
     """Write the views as a DuckDB file (`FILE.duckdb`, storage version 1.0) or as a SQL
-    script (`FILE.sql`, run from the store), atomically: into `.FILE.<pid>.<token>.tmp`
-    (and DuckDB's `.tmp.wal`), renamed over FILE at the end.  The run holds the lock
-    `.FILE.<pid>.<token>.lock` meanwhile, so a run killed before its rename leaves files
-    the next run writing FILE removes first (`_remove_stale_temps`), while a running
-    one's are left alone."""
+    script (`FILE.sql`, run from the store), atomically: into a temp file beside FILE (and
+    DuckDB's `.wal` beside it) under a run lock, renamed over FILE at the end; a run killed
+    before its rename leaves files the next run writing FILE removes first
+    (`e2store.files.temp_beside`), while a running one's are left alone."""
     root, path = Path(root), Path(path)
     statements = view_statements(instances, forms)
-    _remove_stale_temps(path)
-    run = f"{os.getpid()}.{secrets.token_hex(4)}"
-    tmp = path.with_name(f".{path.name}.{run}.tmp")
-    with _run_lock(path.with_name(f".{path.name}.{run}.lock")):
-        _write_views(root, path, tmp, statements)
+    try:
+        with temp_beside(path) as tmp:
+            _write_views(root, path, tmp, statements)
+    except OSError as exc:
+        if isinstance(exc, StoreError):
+            raise
+        raise StoreError(f"{exc.filename or path.parent}: cannot write {path} there: "
+                         f"{exc.strerror or exc}") from None
 
 
 def _write_views(root: Path, path: Path, tmp: Path, statements: list[str]) -> None:
-    """`write_database`'s work, through `tmp` (removed, with its WAL, whatever happens)."""
-    try:
-        if path.suffix == ".sql":
-            tmp.write_text("-- the views of an e2store store; run from the store directory:\n"
-                           "--   cd STORE && duckdb -init views.sql\n"
-                           + "".join(f"{s.strip()};\n" for s in statements))
-        else:
-            con = duckdb.connect()
-            try:
-                con.execute(f"ATTACH '{_sql_path(tmp)}' AS out "
-                            f"(STORAGE_VERSION '{STORAGE_VERSION}')")
-                con.execute("USE out")
-                # the views are checked where they will run: from the store
-                con.execute(f"SET file_search_path = '{_sql_path(root.resolve())}'")
-                for s in statements:
-                    con.execute(s)
-                for view in ("manifest", "zone_stats", *DATA_VIEWS):
-                    con.execute(f"SELECT * FROM {view} LIMIT 0")
-                con.execute("USE memory")
-                con.execute("DETACH out")
-            except duckdb.Error as exc:
-                raise StoreError(f"{root}: cannot write {path}: {exc}") from None
-            finally:
-                con.close()
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
-        tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
-
-
-# what a run of `write_database` leaves beside FILE: .FILE.<pid>.<token>.{tmp,tmp.wal,lock}
-_RUN_FILE = re.compile(r"(\d+)\.([0-9a-f]{8})\.(tmp|tmp\.wal|lock)")
-
-
-@contextlib.contextmanager
-def _run_lock(lock: Path) -> Iterator[None]:
-    """Hold an exclusive `flock` on `lock` (created, removed at the end) while this run's
-    temp files exist.  Taken again if a cleaner removed the file between its creation and
-    the lock (it then took this run for a dead one), so that no temp file is ever created
-    under a lock another run can take."""
-    while True:
+    """`write_database`'s work, through `tmp` (removed, with its WAL, by the caller)."""
+    if path.suffix == ".sql":
+        tmp.write_text("-- the views of an e2store store; run from the store directory:\n"
+                       "--   cd STORE && duckdb -init views.sql\n"
+                       + "".join(f"{s.strip()};\n" for s in statements))
+    else:
+        con = duckdb.connect()
         try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:  # a missing or read-only directory: say which
-            raise StoreError(f"{lock.parent}: cannot write a file there: "
-                             f"{exc.strerror or exc}") from None
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            if os.path.samestat(os.fstat(fd), os.stat(lock)):
-                break
-        except FileNotFoundError:
-            pass
-        os.close(fd)
-    try:
-        yield
-    finally:
-        lock.unlink(missing_ok=True)  # before the lock is released: no one takes it stale
-        os.close(fd)
-
-
-def _pid_alive(pid: int) -> bool:
-    """Whether a process `pid` runs on this host (True when unsure: keep its files)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, ValueError):
-        return pid > 0
-    return True
-
-
-def _remove_stale_temps(path: Path) -> int:
-    """Remove the temp files of runs writing `path` that were killed before their rename;
-    returns how many runs.  A run whose lock is free is dead; a run with no lock (written
-    by an e2store from before the locks) is dead when its pid is (same-host check).  Files
-    of live runs, and files named otherwise (`.FILE.tmp`), are left alone."""
-    parent = path.parent
-    prefix = f".{path.name}."
-    try:
-        names = os.listdir(parent)
-    except OSError:
-        return 0  # the write reports the directory's problem
-    runs: dict[str, set[str]] = {}
-    for name in names:
-        m = _RUN_FILE.fullmatch(name[len(prefix):]) if name.startswith(prefix) else None
-        if m:
-            runs.setdefault(f"{m[1]}.{m[2]}", set()).add(m[3])
-    removed = 0
-    for run, kinds in runs.items():
-        base = parent / f"{prefix}{run}"
-        temps = [base.with_name(base.name + ".tmp"), base.with_name(base.name + ".tmp.wal")]
-        if "lock" not in kinds:
-            if _pid_alive(int(run.split(".")[0])):
-                continue
-            for f in temps:
-                f.unlink(missing_ok=True)
-            removed += 1
-            continue
-        lock = base.with_name(base.name + ".lock")
-        try:
-            fd = os.open(lock, os.O_RDWR)
-        except FileNotFoundError:
-            continue  # the run just finished
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue  # a live run
-            for f in temps:
-                f.unlink(missing_ok=True)
-            lock.unlink(missing_ok=True)
-            removed += 1
+            con.execute(f"ATTACH '{_sql_path(tmp)}' AS out "
+                        f"(STORAGE_VERSION '{STORAGE_VERSION}')")
+            con.execute("USE out")
+            # the views are checked where they will run: from the store
+            con.execute(f"SET file_search_path = '{_sql_path(root.resolve())}'")
+            for s in statements:
+                con.execute(s)
+            for view in ("manifest", "zone_stats", *DATA_VIEWS):
+                con.execute(f"SELECT * FROM {view} LIMIT 0")
+            con.execute("USE memory")
+            con.execute("DETACH out")
+        except duckdb.Error as exc:
+            raise StoreError(f"{root}: cannot write {path}: {exc}") from None
         finally:
-            os.close(fd)
-    return removed
+            con.close()
+    tmp.replace(path)
 
 
 def _sql_path(path: Path) -> str:

@@ -35,7 +35,6 @@ import pyarrow as pa
 
 from e2store.corolles.forms import CartesianRows
 from e2store.errors import MissingInstanceError, MissingZoneError, StoreError
-from e2store.instance.formats import read_instance
 from e2store.instance.model import Instance
 from e2store.query.database import DATA_VIEWS, ZONE_STATS_SQL
 from e2store.query.limits import (
@@ -53,7 +52,7 @@ from e2store.store.layout import (
     RAW_FORMS,
     instance_path,
 )
-from e2store.store.read import dataset, read_manifest, read_record
+from e2store.store.read import dataset, read_manifest, read_record, read_store_instance
 from e2store.zones.geometry import frontier_layout, n_slots
 
 # table functions that read a table whose name is a string computed when the query runs
@@ -294,7 +293,7 @@ class CorolleStore:
                 raise MissingInstanceError(
                     f"{self.root}: no instance {instance_id!r} (the store holds "
                     f"{', '.join(known) or 'none'}; run `e2store enumerate` for it)")
-            self._instances[instance_id] = read_instance(path, format="e2store")
+            self._instances[instance_id] = read_store_instance(self.root, instance_id)
         return self._instances[instance_id]
 
     def probe_partition(self, instance: str, hamming: int, zone: int, rotation: int = 0,

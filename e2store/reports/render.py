@@ -403,6 +403,9 @@ def _floats(text: str) -> list[float]:
     return [float(t) for t in re.split(r"[\s,]+", text.strip()) if t]
 
 
+MAX_PNG_PIXELS = 1 << 27  # 134 M pixels, 512 MiB of RGBA: Eternity II's board at scale 14
+
+
 def svg_to_figure(svg: str, scale: float = 1.0):
     """A matplotlib Figure showing `svg` (the SVG subset this module writes), `scale` pixels
     per SVG unit: saved as PNG it is round(width * scale) x round(height * scale) pixels.
@@ -423,6 +426,9 @@ def svg_to_figure(svg: str, scale: float = 1.0):
         raise RenderError("the SVG has no positive width and height")
     dpi = 100.0 * scale
     wpx, hpx = max(1, round(w * scale)), max(1, round(h * scale))
+    if wpx * hpx > MAX_PNG_PIXELS:  # Agg would take 4 bytes a pixel, then run out of memory
+        raise RenderError(f"a PNG of {wpx:,} x {hpx:,} pixels is larger than "
+                          f"{MAX_PNG_PIXELS:,} pixels (lower --scale, or write an .svg)")
     # a quarter pixel more than wanted: Agg truncates the canvas size to whole pixels
     fig = Figure(figsize=((wpx + 0.25) / dpi, (hpx + 0.25) / dpi), dpi=dpi)
     ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))

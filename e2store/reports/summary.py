@@ -23,18 +23,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from e2store.errors import StoreError
-from e2store.instance.formats import read_instance
 from e2store.instance.model import Instance
-from e2store.store.layout import FORMS, instance_path
-from e2store.store.read import read_manifest
+from e2store.store.layout import FORMS
+from e2store.store.read import read_manifest, read_store_instance
 from e2store.zones.zonemap import zone_map
 
 
 def _store_instance(root: Path, instance_id: str) -> Instance:
-    path = instance_path(root, instance_id)
-    if not path.exists():
-        raise StoreError(f"{path}: missing (the store keeps each instance in STORE/instances/)")
-    return read_instance(path, format="e2store")
+    return read_store_instance(root, instance_id)
 
 
 def _entry(root: Path, instance_id: str, hamming: int, parts: list[dict],

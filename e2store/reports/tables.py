@@ -31,9 +31,8 @@ from pathlib import Path
 
 from e2store.errors import StoreError
 from e2store.files import atomic_write_text
-from e2store.instance.formats import read_instance
-from e2store.store.layout import FORMS, instance_path
-from e2store.store.read import read_manifest
+from e2store.store.layout import FORMS
+from e2store.store.read import read_manifest, read_store_instance
 from e2store.zones.zonemap import zone_map
 
 METRICS = ("corolles", "nodes", "seconds", "bytes")
@@ -193,11 +192,7 @@ def store_boards(root: str | Path, instance_ids: Iterable[str]) -> dict[str, Boa
     """The board of each instance, from the instance file the store keeps beside it."""
     out = {}
     for i in instance_ids:
-        path = instance_path(root, i)
-        if not path.exists():
-            raise StoreError(f"{path}: missing (the store keeps each instance in "
-                             "STORE/instances/)")
-        inst = read_instance(path, format="e2store")
+        inst = read_store_instance(root, i)
         out[i] = Board(i, inst.name, inst.width, inst.height)
     return out
 

@@ -379,5 +379,8 @@ def best_plan(instance: Instance, scan="rowscan", fixed=None,
     problem = fixed_problem(instance, fx)
     if problem is not None:
         raise SolverError(f"fixed cells: {problem}")
+    if len(fx) >= w * h:  # no free cell: no candidate list to build, nothing to search
+        raise SolverError(f"fixed cells: all {w * h} cells of the board are fixed, none is "
+                          f"left to search (score the board with `e2store score`)")
     return BestPlan(instance, cells, fx, break_schedule(breaks, w * h, inner_joins(w, h)),
                     quota_colours(instance, quota), piece_rank)

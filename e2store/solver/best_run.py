@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing as mp
+import os
 import signal
 import threading
 import time
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 
 from e2store.errors import SolverError
 from e2store.instance.model import Instance
+from e2store.processes import die_with_parent
 from e2store.solver.best import BestPlan, BestSearch, RestartResult, best_plan
 from e2store.solver.boards import Boards, make_boards
 
@@ -90,7 +92,9 @@ def restart_row(r: RestartResult, joins: int, source: str = "best", **over) -> d
             "nodes": r.nodes, "seconds": round(r.seconds, 6), "source": source, **over}
 
 
-def _init(instance: Instance, scan, fixed, breaks, quota, piece_rank, kernel, stop) -> None:
+def _init(instance: Instance, scan, fixed, breaks, quota, piece_rank, kernel, stop,
+          parent: int) -> None:
+    die_with_parent(parent)  # a parent killed by SIGKILL takes its workers with it
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the run: `stop`
     plan = best_plan(instance, scan, fixed, breaks, quota, piece_rank)
     _WORKER.update(search=BestSearch(plan, kernel), stop=stop)
@@ -108,9 +112,11 @@ def run_best(instance: Instance, *, scan="rowscan", fixed=None, breaks="blackwoo
              restart_nodes: int = 1_000_000_000, workers: int = 1,
              seconds: float | None = None, max_nodes: int | None = None,
              restarts: int | None = None, first_restart: int = 0,
+             done: frozenset[int] | set[int] = frozenset(),
              on_result: Callable[[RestartResult, BestRun], None] | None = None,
              tick: Callable[[int], None] | None = None, kernel: str = "auto") -> BestRun:
-    """Run restarts first_restart, first_restart+1, ... until `max_nodes` nodes in all,
+    """Run restarts first_restart, first_restart+1, ... (skipping those in `done`: a
+    resumed run's finished restarts, so none is run twice) until `max_nodes` nodes in all,
     `seconds` of wall time, `restarts` restarts, a perfect board, or Ctrl-C (then the
     results so far, `ended` "interrupted").  `on_result` sees each restart's result as it
     ends (a caller saves boards there); `tick(nodes)` counts progress (one process only);
@@ -123,6 +129,14 @@ def run_best(instance: Instance, *, scan="rowscan", fixed=None, breaks="blackwoo
     t0 = time.perf_counter()
     deadline = None if seconds is None else time.time() + seconds
     next_k = first_restart
+    while next_k in done:
+        next_k += 1
+
+    def advance() -> None:
+        nonlocal next_k
+        next_k += 1
+        while next_k in done:
+            next_k += 1
     planned = 0
 
     def budget_left() -> int | None:
@@ -161,7 +175,7 @@ def run_best(instance: Instance, *, scan="rowscan", fixed=None, breaks="blackwoo
                 left = None if deadline is None else time.monotonic() + (deadline - time.time())
                 r = search.run(seed, next_k, b, deadline=left, tick=tick,
                                stop=interrupted.is_set)
-                next_k += 1
+                advance()
                 take(r)
                 if ended_by(r):
                     run.ended = ended_by(r)
@@ -171,15 +185,15 @@ def run_best(instance: Instance, *, scan="rowscan", fixed=None, breaks="blackwoo
             stop = ctx.Event()
             with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init,
                                      initargs=(instance, scan, fixed, breaks, quota, piece_rank,
-                                               kernel, stop)) as pool:
+                                               kernel, stop, os.getpid())) as pool:
 
                 def submit_more() -> None:
-                    nonlocal planned, next_k
+                    nonlocal planned
                     while (not stop.is_set() and not interrupted.is_set()
                            and len(flights) < workers and (b := budget_left()) is not None):
                         planned += 1
                         flights[pool.submit(_restart, seed, next_k, b, deadline)] = b
-                        next_k += 1
+                        advance()
 
                 submit_more()
                 while flights:

@@ -9,25 +9,33 @@ on a frame side (a piece turned the wrong way): such a side is listed as a *fram
 it is not a join and does not change the score (the grey side it turned inside leaves a
 join unmatched).
 
-**Boards file** (`e2store-boards`, version 1): a Parquet (or Arrow IPC, by suffix) table,
+**Boards file** (`e2store-boards`, version 2): a Parquet (or Arrow IPC, by suffix) table,
 one row per board: `c0..c{W*H-1}` (int16 packed `piece*4+r` by cell index y*W+x, -1 a
 hole), then `depth`, `score`, `joins`, `mismatches`, `holes`, `seed`, `restart`, `nodes`,
 `seconds`, `source`; key-value metadata `format`, `version`, `instance`, `width`,
-`height`.  `append_boards` adds rows to an existing file atomically (a rerun adds to it).
+`height` and `rows_sha256`, a digest of the metadata and every row (`rows_digest`).  Every
+read checks it, and with the instance recounts each board's score, mismatches and holes
+against the stored columns: a damaged file is a `DamagedDataError` naming it, never an
+answer (version 1 files, without the digest, are read with the recount alone).
+`append_boards` adds rows to an existing file atomically (a rerun adds to it); a run
+writing a boards file holds it (`e2store.files.exclusive_writer`).
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from e2store.errors import SolverError
+from e2store.errors import DamagedDataError, SolverError
 from e2store.instance.model import GREY, Instance
+from e2store.instance.parsing import shown_path as _n
 
 BOARDS_FORMAT = "e2store-boards"
-BOARDS_VERSION = 1
+BOARDS_VERSION = 2  # 2: the rows' digest `rows_sha256` (1: none, read with the recount)
+DIGEST_KEY = "rows_sha256"
 BOARD_STATS = (("depth", "int32"), ("score", "int32"), ("joins", "int32"),
                ("mismatches", "int32"), ("holes", "int32"), ("seed", "int64"),
                ("restart", "int64"), ("nodes", "int64"), ("seconds", "float64"),
@@ -146,27 +154,75 @@ class Boards:
                 for k, v in self.stats.items()}
 
 
+def _meta(instance: Instance) -> dict[str, str]:
+    return {"format": BOARDS_FORMAT, "version": str(BOARDS_VERSION), "instance": instance.id,
+            "width": str(instance.width), "height": str(instance.height)}
+
+
+def rows_digest(meta: dict[str, str], boards: Boards) -> str:
+    """SHA-256 of a boards file's content: its metadata (less the digest), then each
+    column in file order, numbers as little-endian bytes of their declared type, strings
+    as UTF-8 with a length before each."""
+    h = hashlib.sha256(BOARDS_FORMAT.encode() + b"\n")
+    for k in sorted(meta):
+        if k != DIGEST_KEY:
+            h.update(f"{k}={meta[k]}\n".encode())
+    h.update(np.ascontiguousarray(boards.cells, dtype="<i2").tobytes())
+    for name, kind in BOARD_STATS:
+        col = boards.stats[name]
+        if kind == "string":
+            for v in col:
+                b = str(v).encode()
+                h.update(len(b).to_bytes(4, "little") + b)
+        else:
+            h.update(np.ascontiguousarray(col, dtype=np.dtype(kind).newbyteorder("<")).tobytes())
+    return h.hexdigest()
+
+
 def boards_table(instance: Instance, boards: Boards):
-    """The Arrow table of `boards` with the format's metadata."""
+    """The Arrow table of `boards` with the format's metadata and its rows' digest."""
     import pyarrow as pa
 
     n = instance.width * instance.height
     cells = np.asarray(boards.cells, dtype=np.int16).reshape(-1, n)
-    meta = {"format": BOARDS_FORMAT, "version": str(BOARDS_VERSION), "instance": instance.id,
-            "width": str(instance.width), "height": str(instance.height)}
+    stats = {name: (np.array([str(v) for v in boards.stats[name]], dtype=object)
+                    if kind == "string" else np.asarray(boards.stats[name], dtype=kind))
+             for name, kind in BOARD_STATS}
+    meta = _meta(instance)
+    meta[DIGEST_KEY] = rows_digest(meta, Boards(cells, stats))
     fields = [pa.field(f"c{i}", pa.int16()) for i in range(n)]
     cols = [pa.array(cells[:, i], type=pa.int16()) for i in range(n)]
     for name, kind in BOARD_STATS:
         t = pa.string() if kind == "string" else getattr(pa, kind)()
         fields.append(pa.field(name, t))
-        cols.append(pa.array(list(boards.stats[name]) if kind == "string"
-                             else np.asarray(boards.stats[name]), type=t))
+        cols.append(pa.array(list(stats[name]) if kind == "string" else stats[name], type=t))
     return pa.Table.from_arrays(cols, schema=pa.schema(fields, metadata=meta))
 
 
+def _column(t, name: str, kind: str, p: Path) -> np.ndarray:
+    """Column `name` of a boards table as numpy, refusing another type than `kind` (a
+    wider integer is never wrapped into a narrower one)."""
+    import pyarrow as pa
+
+    if name not in t.column_names:
+        raise DamagedDataError(f"{_n(p)}: damaged boards file (no column {name!r})")
+    col = t.column(name)
+    want = pa.string() if kind == "string" else getattr(pa, kind)()
+    if col.type != want:
+        raise DamagedDataError(f"{_n(p)}: damaged boards file (column {name!r} is {col.type}, "
+                               f"expected {want})")
+    if col.null_count:
+        raise DamagedDataError(f"{_n(p)}: damaged boards file (column {name!r} has nulls)")
+    if kind == "string":
+        return np.array(col.to_pylist(), dtype=object)
+    return col.to_numpy()
+
+
 def read_boards(path: str | Path, instance: Instance | None = None) -> Boards:
-    """The boards of a boards file (module docstring); SolverError naming the file when it
-    is not one, is of a newer version, or holds another instance's boards."""
+    """The boards of a boards file (module docstring), checked: SolverError naming the file
+    when it is not one, is of a newer version or holds another instance's boards;
+    DamagedDataError when its digest or (given `instance`) a recount of its boards
+    disagrees with what it stores."""
     from e2store.files import read_table
 
     p = Path(path)
@@ -174,24 +230,106 @@ def read_boards(path: str | Path, instance: Instance | None = None) -> Boards:
         t = read_table(p)
     except FileNotFoundError:
         raise
-    except Exception as e:  # pyarrow's errors for a file that is no table
-        raise SolverError(f"{p}: not a boards file ({str(e).splitlines()[0][:120]})") from None
-    meta = {k.decode(): v.decode() for k, v in (t.schema.metadata or {}).items()}
+    except Exception as e:  # pyarrow's errors for a file that is no table, or damaged
+        raise SolverError(f"{_n(p)}: not a boards file, or a damaged one "
+                          f"({_first_line(e)})") from None
+    try:
+        return _boards_of(t, p, instance)
+    except (UnicodeError, ArithmeticError, LookupError) as e:  # names or values undecodable
+        raise DamagedDataError(f"{_n(p)}: damaged boards file ({_first_line(e)})") from None
+
+
+def _boards_of(t, p: Path, instance: Instance | None) -> Boards:
+    """`read_boards`'s checks of the table `t` read from `p`."""
+    meta = {k.decode(errors="replace"): v.decode(errors="replace")
+            for k, v in (t.schema.metadata or {}).items()}
     if meta.get("format") != BOARDS_FORMAT:
-        raise SolverError(f"{p}: not a boards file (format {meta.get('format')!r}, expected "
-                          f"{BOARDS_FORMAT!r}: written by `e2store solve --best -o`)")
-    if not meta.get("version", "").isdigit() or int(meta["version"]) > BOARDS_VERSION:
-        raise SolverError(f"{p}: boards file version {meta.get('version')!r} is newer than "
-                          f"this e2store reads ({BOARDS_VERSION}); upgrade e2store")
+        raise SolverError(f"{_n(p)}: not a boards file (format {meta.get('format')!r:.60}, "
+                          f"expected {BOARDS_FORMAT!r}: written by `e2store solve --best -o`)")
+    version = meta.get("version", "")
+    if not (version.isascii() and version.isdigit()) or int(version) > BOARDS_VERSION:
+        raise SolverError(f"{_n(p)}: boards file version {version!r:.30} is newer than this "
+                          f"e2store reads ({BOARDS_VERSION}); upgrade e2store")
     if instance is not None and meta.get("instance") != instance.id:
-        raise SolverError(f"{p}: holds boards of instance {meta.get('instance')}, not of "
-                          f"{instance.id} ({instance.name})")
-    n = int(meta["width"]) * int(meta["height"])
-    cells = (np.column_stack([t.column(f"c{i}").to_numpy() for i in range(n)]).astype(np.int16)
-             if len(t) else np.zeros((0, n), np.int16))
-    stats = {name: (np.array(t.column(name).to_pylist(), dtype=object) if kind == "string"
-                    else t.column(name).to_numpy()) for name, kind in BOARD_STATS}
-    return Boards(cells, stats, meta)
+        raise SolverError(f"{_n(p)}: holds boards of instance {meta.get('instance')!r:.80}, not "
+                          f"of {instance.id} ({instance.name})")
+    size = [meta.get(k, "") for k in ("width", "height")]
+    if not all(v.isascii() and v.isdigit() and 0 < int(v) <= 64 for v in size):
+        raise DamagedDataError(f"{_n(p)}: damaged boards file (width {size[0]!r:.20}, height "
+                               f"{size[1]!r:.20}: expected 1..64)")
+    w, h = map(int, size)
+    if instance is not None and (w, h) != (instance.width, instance.height):
+        raise DamagedDataError(f"{_n(p)}: damaged boards file ({w}x{h} in its metadata, the "
+                               f"instance is {instance.width}x{instance.height})")
+    n = w * h
+    columns = [_column(t, f"c{i}", "int16", p) for i in range(n)]  # each there and typed
+    cells = np.column_stack(columns) if len(t) else np.zeros((0, n), np.int16)
+    stats = {name: _column(t, name, kind, p) for name, kind in BOARD_STATS}
+    out = Boards(cells.astype(np.int16, copy=False), stats, meta)
+    if int(version) >= 2:
+        found = rows_digest(meta, out)
+        if meta.get(DIGEST_KEY) != found:
+            raise DamagedDataError(f"{_n(p)}: damaged boards file (its rows do not match their "
+                                   f"digest {meta.get(DIGEST_KEY, 'none')!r:.20}...: a "
+                                   f"changed byte); it is left as it is: restore it from a "
+                                   f"copy, or move it aside")
+    if instance is not None:
+        check_rows(instance, out, p)
+    return out
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).splitlines()[0] if str(e) else type(e).__name__
+    return text[:120].encode("ascii", "backslashreplace").decode()
+
+
+def recount(instance: Instance, cells: np.ndarray) -> dict[str, np.ndarray]:
+    """For each board of `cells` (k, W*H): matched joins, mismatched joins (both cells
+    placed), holes, and a problem index (-1 none; else the first bad cell: a placement out
+    of range or a piece placed twice), vectorised over the boards."""
+    w, h = instance.width, instance.height
+    a = np.asarray(cells, dtype=np.int64).reshape(-1, h, w)
+    k = a.shape[0]
+    filled = a >= 0
+    flat = a.reshape(k, -1)
+    bad = (flat < -1) | (flat >= 4 * instance.n_pieces)
+    problem = np.where(bad.any(1), np.argmax(bad, 1), -1)
+    pieces = np.sort(np.where(flat >= 0, flat >> 2, -1 - np.arange(w * h)), axis=1)
+    twice = (np.diff(pieces, axis=1) == 0).any(1)
+    problem = np.where((problem < 0) & twice, 0, problem)
+    shown = instance.rotated_table()[np.clip(np.where(filled, a, 0), 0,
+                                             4 * instance.n_pieces - 1)]
+    pair_ew = filled[:, :, :-1] & filled[:, :, 1:]
+    pair_ns = filled[:, :-1, :] & filled[:, 1:, :]
+    ew = pair_ew & (shown[:, :, :-1, 2] == shown[:, :, 1:, 0]) & (shown[:, :, :-1, 2] != GREY)
+    ns = pair_ns & (shown[:, :-1, :, 3] == shown[:, 1:, :, 1]) & (shown[:, :-1, :, 3] != GREY)
+    matched = ew.sum((1, 2)) + ns.sum((1, 2))
+    pairs = pair_ew.sum((1, 2)) + pair_ns.sum((1, 2))
+    return {"matched": matched, "mismatched": pairs - matched,
+            "holes": (~filled).sum((1, 2)), "problem": problem}
+
+
+def check_rows(instance: Instance, boards: Boards, path: str | Path) -> None:
+    """Each row's stored score, mismatches, holes, joins and depth against a recount of its
+    board (`recount`): DamagedDataError naming the file, the row and the column."""
+    if not len(boards):
+        return
+    n = instance.width * instance.height
+    rc = recount(instance, boards.cells)
+    st = boards.stats
+    found = {"score": rc["matched"], "mismatches": rc["mismatched"], "holes": rc["holes"]}
+    checks = [("a placement", rc["problem"] >= 0),
+              *((k, st[k] != v) for k, v in found.items()),
+              ("joins", st["joins"] != inner_joins(instance.width, instance.height)),
+              ("depth", (st["depth"] < 0) | (st["depth"] > n - rc["holes"])),
+              ("seed", st["seed"] < 0), ("restart", st["restart"] < 0)]
+    for what, wrong in checks:
+        if np.any(wrong):
+            i = int(np.argmax(wrong))
+            detail = (f"{what} {st[what][i]}, the board shows {found[what][i]}"
+                      if what in found else f"{what} out of range")
+            raise DamagedDataError(f"{_n(path)}: damaged boards file (row {i}: {detail}); it is "
+                                   f"left as it is: restore it from a copy, or move it aside")
 
 
 def make_boards(n_cells: int, cells, rows) -> Boards:
@@ -245,17 +383,20 @@ def read_any_board(instance: Instance, source: str | Path) -> list[np.ndarray]:
     if is_url(text):
         return [board_cells(instance, board_from_url(instance, text))]
     p = Path(source)
-    head = p.read_bytes()[:4] if p.is_file() else b""
+    head = b""
+    if p.is_file():
+        with open(p, "rb") as fh:
+            head = fh.read(4)
     if head == b"PAR1" or head[:4] == b"ARRO" or p.suffix.lower() in (".parquet", ".arrow",
                                                                        ".feather", ".ipc"):
-        from e2store.files import read_table
+        from e2store.files import table_schema
 
         try:
-            meta = {k.decode(): v.decode()
-                    for k, v in (read_table(p).schema.metadata or {}).items()}
+            meta = {k.decode(errors="replace"): v.decode(errors="replace")
+                    for k, v in (table_schema(p).metadata or {}).items()}
         except Exception as e:
-            raise SolverError(f"{p}: not a boards or solutions file "
-                              f"({str(e).splitlines()[0][:120]})") from None
+            raise SolverError(f"{_n(p)}: not a boards or solutions file ({_first_line(e)})"
+                              ) from None
         if meta.get("format") == BOARDS_FORMAT:
             return [board_cells(instance, b) for b in read_boards(p, instance).cells]
         from e2store.solver.solutions import read_solutions
@@ -271,10 +412,10 @@ def read_any_board(instance: Instance, source: str | Path) -> list[np.ndarray]:
     board = np.full(instance.width * instance.height, -1, dtype=np.int64)
     for (x, y), v in cells.items():
         if not (0 <= x < instance.width and 0 <= y < instance.height):
-            raise SolverError(f"{p}: cell ({x}, {y}) is off the {instance.width}x"
+            raise SolverError(f"{_n(p)}: cell ({x}, {y}) is off the {instance.width}x"
                               f"{instance.height} board")
         board[y * instance.width + x] = v
     try:
         return [board_cells(instance, board)]
     except SolverError as e:
-        raise SolverError(f"{p}: {e}") from None
+        raise SolverError(f"{_n(p)}: {e}") from None

@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from e2store.errors import SolverError
 from e2store.instance.model import GREY, Instance
+from e2store.processes import die_with_parent
 from e2store.progress import progress_interval
 from e2store.solver import _kernels as K
 from e2store.solver import _unrolled
@@ -256,9 +257,12 @@ _WORKER: dict = {}
 
 def _init_worker(instance: Instance, scan, covered: list[int], finals,
                  warm: np.ndarray | None, kernel: str = "auto", closure=None,
-                 distinct: bool = False) -> None:
+                 distinct: bool = False, parent: int | None = None) -> None:
     """Pool initializer: build the plan once, load the closure table (each process its
-    own copy); compile or load the kernel before any work."""
+    own copy); compile or load the kernel before any work.  `parent`: the pid of the
+    pool's parent, whose death (even by SIGKILL) ends this worker."""
+    if parent is not None:
+        die_with_parent(parent)
     sub = Subtrees(instance, scan, covered, finals, kernel,
                    None if closure is None else closure.loaded(), distinct)
     _WORKER["subtrees"] = sub
@@ -386,7 +390,7 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
             ctx = mp.get_context("spawn")
             with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
                                      initargs=(instance, scan, ops.covered, finals, boards[0],
-                                               kernel, closure, distinct),
+                                               kernel, closure, distinct, os.getpid()),
                                      ) as pool:
                 pending = {pool.submit(_solve_chunk, c, boards[c], first, max_stored)
                            for c in chunks}

@@ -9,7 +9,15 @@ from pathlib import Path
 import numpy as np
 
 from e2store.errors import SolverError
-from e2store.instance.parsing import split_lines
+from e2store.instance.model import MAX_PIECES
+from e2store.instance.parsing import (
+    MAX_DIGITS,
+    check_line_count,
+    decode_text,
+    read_capped,
+    shown_path,
+    split_lines,
+)
 
 SCAN_ORDERS = ("rowscan", "columnscan", "diagonal", "spiral-in", "spiral-out", "quad-spiral",
                "blackwood")
@@ -146,31 +154,56 @@ def scan_order(name_or_path: str | Path, width: int, height: int) -> np.ndarray:
     return read_scan_file(path, width, height)
 
 
-def file_error(path: str | Path, line: int | None, problem: str, expected: str) -> SolverError:
-    where = f"{path}:{line}" if line is not None else str(path)
-    return SolverError(f"{where}: {problem} (expected {expected})")
+def file_error(path: str | Path, line: int | None, problem: str,
+               expected: str | None) -> SolverError:
+    """A SolverError naming the file (escaped: `shown_path`) and line: one line."""
+    where = shown_path(path) + (f":{line}" if line is not None else "")
+    return SolverError(f"{where}: {problem}" + (f" (expected {expected})" if expected else ""))
 
 
+# A scan or seed file lists each cell of the board at most once: at most MAX_PIECES lines of
+# a few numbers each, a few MB with comments.  Bigger files (a 4 GB sparse file, /dev/zero)
+# are refused before they are read (`e2store.instance.parsing.read_capped`), and files of
+# more lines than a piece file of the largest board from their bytes (`check_line_count`).
+MAX_CELLS_FILE_BYTES = 16 << 20
 _INT = re.compile(r"[+-]?[0-9]+")
 
 
 def int_tokens(path: Path, lineno: int, tokens: list[str], count: int, what: str) -> list[int]:
+    """The `count` integers of a line (each of at most `MAX_DIGITS` digits), else a
+    SolverError naming the file and line, the line shown cut short and escaped."""
     if len(tokens) != count or not all(_INT.fullmatch(t) for t in tokens):
-        raise file_error(path, lineno, f"bad line {' '.join(tokens)!r}", what)
+        raise file_error(path, lineno, f"bad line {shown_line(' '.join(tokens))}", what)
+    for t in tokens:
+        digits = len(t.lstrip("+-"))
+        if digits > MAX_DIGITS:  # no int64 holds it: refused, never wrapped or overflowed
+            raise file_error(path, lineno, f"number too large: {t[:12]}... ({digits} "
+                             f"digits)", what)
     return [int(t) for t in tokens]
 
 
-def content_lines(path: Path) -> list[tuple[int, list[str]]]:
-    """(1-based line number, tokens) of the lines that are neither blank nor `#` comments."""
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise file_error(path, None, "not a UTF-8 text file", "a text file") from None
+def shown_line(text: str, limit: int = 60) -> str:
+    """A line of a file quoted for a message: escaped (`repr`), cut to `limit` characters."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def content_lines(path: Path, kind: str = "cells file",
+                  expected: str = "a text file of cells") -> list[tuple[int, list[str]]]:
+    """(1-based line number, tokens) of the lines that are neither blank nor `#` comments,
+    split in at most five tokens (the fifth the rest of the line: no line of a cells file
+    has more than four, so a longer one is bad whatever follows, and is never split whole).
+    The file is read with a cap (`MAX_CELLS_FILE_BYTES`, and the line counts of
+    `check_line_count`): a device, a directory, a huge or endless file is a SolverError
+    naming it, at once and in bounded memory."""
+    expected = f"{expected}, at most {MAX_PIECES:,} of them"
+    data = read_capped(path, MAX_CELLS_FILE_BYTES, kind, expected, file_error)
+    check_line_count(str(path), data, kind, expected, file_error)
+    text = decode_text(str(path), data, file_error)
     out = []
     for i, line in enumerate(split_lines(text), 1):
         s = line.split("#", 1)[0].strip()
         if s:
-            out.append((i, s.replace(",", " ").split()))
+            out.append((i, s.replace(",", " ").split(None, 4)))
     return out
 
 
@@ -179,7 +212,7 @@ def read_scan_file(path: str | Path, width: int, height: int) -> np.ndarray:
     every cell of the W x H board exactly once; blank lines and `#` comments are ignored.
     A bad line raises `SolverError` naming the file and the line."""
     p = Path(path)
-    rows = content_lines(p)
+    rows = content_lines(p, "scan file", "a text file of `x y` lines")
     seen: dict[tuple[int, int], int] = {}
     for lineno, toks in rows:
         x, y = int_tokens(p, lineno, toks, 2, "`x y`: two integers")
@@ -205,7 +238,7 @@ def read_seed_file(path: str | Path) -> dict[tuple[int, int], int]:
     Returns {(x, y): piece*4 + r}; the board checks happen in `solve`."""
     p = Path(path)
     out: dict[tuple[int, int], int] = {}
-    for lineno, toks in content_lines(p):
+    for lineno, toks in content_lines(p, "board file", "a text file of `x y piece r` lines"):
         x, y, piece, r = int_tokens(p, lineno, toks, 4, "`x y piece r`: four integers")
         if piece < 0 or not 0 <= r < 4:
             raise file_error(p, lineno, f"placement piece {piece} rotation {r}",

@@ -22,7 +22,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "read": ("dataset", "check_file_hash", "check_file_metadata", "checked_files",
              "checked_paths", "damaged",
              "iter_partition", "read_distinct", "read_manifest",
-             "read_partition", "read_record"),
+             "read_partition", "read_record", "read_store_instance"),
     "write": ("FileSeq", "PartitionResult", "check_rotations", "clean_staging", "file_lock",
               "partition_record", "publish_partition", "result_of", "staging_run", "store_lock",
               "write_flat_file", "write_instance_file", "write_manifest"),

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from e2store.corolles.forms import CartesianRows, frontier_of, prefix_from_table
-from e2store.errors import StoreError, StoreVersionError
+from e2store.errors import DamagedStoreError, StoreError, StoreVersionError
 from e2store.instance.model import Instance
 from e2store.store.layout import (
     FORMAT_VERSION,
@@ -189,7 +189,7 @@ def iter_partition(root: Path, instance_id: str, hamming: int, zone: int, rotati
         raise StoreError(f"the distinct form holds one row per distinct corolle, not every "
                          f"corolle: read it with `read_distinct`, or read a form of {RAW_FORMS}")
     if instance is None:
-        instance = _store_instance(root, instance_id)
+        instance = read_store_instance(root, instance_id)
     for t in _read_tables(root, instance_id, hamming, zone, rotation, form):
         if form == "flat":
             cells = _slot_rows(t, hamming)
@@ -216,7 +216,7 @@ def read_distinct(root: Path, instance_id: str, hamming: int, zone: int, rotatio
         cells.append(_slot_rows(t, hamming))
         mult.append(t.column("multiplicity").to_numpy().astype(np.int64))
     rows = np.concatenate(cells)
-    return (rows, frontier_of(rows, _store_instance(root, instance_id), hamming),
+    return (rows, frontier_of(rows, read_store_instance(root, instance_id), hamming),
             np.concatenate(mult))
 
 
@@ -256,10 +256,27 @@ def _slot_rows(t: pa.Table, hamming: int) -> np.ndarray:
     return out
 
 
-def _store_instance(root: Path, instance_id: str) -> Instance:
+def read_store_instance(root: str | Path, instance_id: str) -> Instance:
+    """The instance the store keeps as `instances/<id>.e2s`, checked: its pieces must give
+    back `instance_id` (the id hashes them), so a damaged copy is a DamagedStoreError
+    naming the file, never a wrong instance (`verify` also checks its bytes against the
+    manifest's digest).  FileNotFoundError when the store has no copy."""
     from e2store.instance.formats import read_instance
 
-    return read_instance(instance_path(root, instance_id), format="e2store")
+    path = instance_path(Path(root), instance_id)
+    if not path.is_file():
+        raise FileNotFoundError(2, "missing (the store keeps each instance in "
+                                   "STORE/instances/)", str(path))
+    try:
+        inst = read_instance(path, format="e2store")
+    except ValueError as e:
+        raise DamagedStoreError(path, "instance copy", f"unreadable: {e}",
+                                root) from None
+    if inst.id != instance_id:
+        raise DamagedStoreError(path, "instance copy", f"its pieces give the id {inst.id}, "
+                                "not the one it is named after", root)
+    return inst
+
 
 
 def read_partition(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,

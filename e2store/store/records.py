@@ -157,4 +157,8 @@ def check_manifest(doc: dict, path: Path | str, root: Path | str | None = None) 
         if not isinstance(m, dict) or not isinstance(m.get("path"), str):
             raise bad("an entry without a path")
         check_record(m, path, root)
+    inst = doc.get("instances", {})  # absent from manifests written before the digests
+    if not isinstance(inst, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and len(v) == 64 for k, v in inst.items()):
+        raise bad("its instance digests are not a map of ids to SHA-256")
     return doc

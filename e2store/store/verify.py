@@ -37,6 +37,7 @@ from e2store.store.read import (
     missing_manifest,
     partition_placements,
     read_manifest,
+    read_store_instance,
 )
 from e2store.store.records import (
     DIGEST,
@@ -67,6 +68,11 @@ class Damage:
         p = self.partition
         if p is None:
             return None
+        if p.get("lost"):  # the copy's pieces are gone: only the original file has them
+            return (f"rm {root}/{self.path} && e2store enumerate PIECE_FILE --store {root} "
+                    f"--hamming 1  (PIECE_FILE: the instance's original piece file)")
+        if "instance_copy" in p:
+            return f"e2store verify --store {root} --repair"
         if p.get("record") or p.get("x") is None:
             return f"e2store verify --store {root} --repair"
         return (f"e2store enumerate {instance_path(root, p['instance'])} --store "
@@ -277,7 +283,37 @@ def verify_store(root: str | Path, instances: Iterable[str] | None = None,
         _check_manifest(root, manifest, records, damaged_records, instances, hammings, report)
     if instances is None and hammings is None:
         _check_closures(root, report)
+    _check_instances(root, manifest, {m["instance"] for m in entries.values()}
+                     | {r["instance"] for r in records.values()}, instances, report)
     return report
+
+
+def _check_instances(root: Path, manifest: dict | None, used: set[str],
+                     instances: Iterable[str] | None, report: VerifyReport) -> None:
+    """Each instance copy (`instances/<id>.e2s`, and one for every instance the partitions
+    name): it must read back to its id (the id hashes the pieces) and, when the manifest
+    records one, have the SHA-256 it records."""
+    known = (manifest or {}).get("instances", {})
+    on_disk = {p.stem for p in (root / "instances").glob("*.e2s")}
+    for iid in sorted(on_disk | used | set(known)):
+        if instances is not None and iid not in instances:
+            continue
+        path = instance_path(root, iid)
+        rel = str(path.relative_to(root))
+        try:
+            read_store_instance(root, iid)
+        except DamagedStoreError as e:
+            report.damaged.append(Damage(rel, e.problem, {"instance_copy": iid, "lost": True}))
+            continue
+        except OSError as e:
+            report.damaged.append(Damage(rel, _problem(e)))
+            continue
+        report.files += 1
+        report.bytes += path.stat().st_size
+        found = sha256_file(path)
+        if iid in known and found != known[iid]:
+            report.damaged.append(Damage(rel, f"sha256 {found}, the manifest says "
+                                              f"{known[iid]}", {"instance_copy": iid}))
 
 
 def repair_store(root: str | Path, report: VerifyReport, progress=None) -> list[str]:
@@ -319,6 +355,9 @@ def repair_store(root: str | Path, report: VerifyReport, progress=None) -> list[
         p = d.partition
         if p is None:
             continue
+        if "instance_copy" in p:
+            done.append(_repair_instance(root, p["instance_copy"]))
+            continue
         if p.get("record"):
             with store_lock(root):
                 rebuilt = _rebuild_record(root, root / d.path, entries, instance(p["instance"]))
@@ -354,6 +393,34 @@ def repair_store(root: str | Path, report: VerifyReport, progress=None) -> list[
     write_manifest(root)
     done.append(f"rewrote {MANIFEST} from the records")
     return done
+
+
+def _repair_instance(root: Path, iid: str) -> str:
+    """Write instance copy `iid` again from what it holds, when its pieces still give back
+    its id and the rewrite has the digest the manifest records; else say what to do."""
+    from e2store.instance.e2sfile import write_e2store
+
+    path = instance_path(root, iid)
+    rel = path.relative_to(root)
+    try:
+        inst = read_store_instance(root, iid)
+    except (OSError, ValueError):
+        return (f"could not repair {rel}: its pieces are lost; remove it and run `e2store "
+                f"enumerate PIECE_FILE --store {root} --hamming 1` with the original piece "
+                f"file (it writes the copy again)")
+    write_e2store(inst, path)  # the canonical bytes of what it holds
+    want = _known_instance_digest(root, iid)
+    if want is not None and sha256_file(path) != want:
+        return (f"rewrote {rel} from its pieces, but not to the bytes the manifest records "
+                f"(check it against the original piece file)")
+    return f"rewrote {rel} from its pieces"
+
+
+def _known_instance_digest(root: Path, iid: str) -> str | None:
+    try:
+        return read_manifest(root).get("instances", {}).get(iid)
+    except StoreError:
+        return None
 
 
 def _rebuild_record(root: Path, meta: Path, entries: dict, instance) -> bool:

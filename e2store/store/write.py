@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from e2store.corolles.forms import prefix_table
 from e2store.errors import StoreError
-from e2store.files import atomic_write_text, write_table
+from e2store.files import atomic_write_text, file_lock, write_table
 from e2store.instance.model import Instance
 from e2store.store.layout import (
     FORM_FILE,
@@ -60,22 +60,6 @@ def sha256_file(path: Path) -> str:
 
 
 IN_FLIGHT = 2  # row groups a background FileSeq holds queued or encoding (~13 MB each)
-
-
-@contextlib.contextmanager
-def file_lock(path: Path, blocking: bool = True):
-    """Hold an exclusive advisory lock on `path` (created if missing); yields False if
-    `blocking` is off and another process holds it."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-        except BlockingIOError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 def store_lock(root: Path):
@@ -399,8 +383,10 @@ def _manifest_entry(root: Path, meta_path: Path) -> dict:
     return m
 
 
-def _manifest_of(parts: list[dict]) -> dict:
-    """The manifest of these entries: sorted, with the forms present and the checksum."""
+def _manifest_of(root: Path, parts: list[dict], known: dict[str, str]) -> dict:
+    """The manifest of these entries: sorted, with the forms present, the checksum and the
+    digest of each instance copy (`instances`: kept from `known`, the last manifest's, so
+    a copy damaged since is never recorded as sound)."""
     parts = sorted(parts, key=lambda m: (m["instance"], m["hamming"], m["zone"], m["rotation"],
                                          FORMS.index(m["form"])))
     digest = hashlib.sha256()
@@ -411,7 +397,37 @@ def _manifest_of(parts: list[dict]) -> dict:
     version = min([FORMAT_VERSION] + [m.get("format_version", 1) for m in parts])
     return {"format_version": version,
             "forms": [f for f in FORMS if any(m["form"] == f for m in parts)],
-            "checksum": digest.hexdigest(), "partitions": parts}
+            "checksum": digest.hexdigest(),
+            "instances": _instance_digests(root, {m["instance"] for m in parts}, known),
+            "partitions": parts}
+
+
+def _instance_digests(root: Path, ids: set[str], known: dict[str, str]) -> dict[str, str]:
+    """The SHA-256 of each instance copy `instances/<id>.e2s`: the known one, else that of
+    the file once it reads back to its id (a copy that does not is left out: `verify`
+    reports it)."""
+    from e2store.store.read import read_store_instance
+
+    out = {}
+    for iid in sorted(ids):
+        if iid in known:
+            out[iid] = known[iid]
+            continue
+        try:
+            read_store_instance(root, iid)
+        except (OSError, ValueError):
+            continue
+        out[iid] = sha256_file(instance_path(root, iid))
+    return out
+
+
+def _known_instances(root: Path) -> dict[str, str]:
+    """The instance digests of the manifest on disk ({} when it has none or is damaged)."""
+    try:
+        doc = check_manifest(load_doc(root / MANIFEST, root, "manifest"), root / MANIFEST, root)
+    except (OSError, ValueError):
+        return {}
+    return dict(doc.get("instances", {}))
 
 
 def _update_manifest(root: Path, part: Path, without: Iterable[str] = ()) -> None:
@@ -419,16 +435,16 @@ def _update_manifest(root: Path, part: Path, without: Iterable[str] = ()) -> Non
     stand, less the forms `without` (the rest as listed), without reading every other
     record."""
     try:
-        listed = check_manifest(load_doc(root / MANIFEST, root, "manifest"), root / MANIFEST,
-                                root)["partitions"]
+        doc = check_manifest(load_doc(root / MANIFEST, root, "manifest"), root / MANIFEST, root)
     except (OSError, ValueError):  # absent, damaged or older: rebuilt from the records
-        listed = _write_manifest(root)["partitions"]
+        doc = _write_manifest(root)
+    listed, known = doc["partitions"], dict(doc.get("instances", {}))
     rel, without = str(part.relative_to(root)), set(without)
     parts = [m for m in listed if m.get("path") != rel]
     parts += [m for m in (_manifest_entry(root, meta)
                           for meta in sorted(part.glob("_partition*.json")))
               if m["form"] not in without]
-    atomic_write_text(root / MANIFEST, dump_doc(_manifest_of(parts)))
+    atomic_write_text(root / MANIFEST, dump_doc(_manifest_of(root, parts, known)))
 
 
 def write_manifest(root: Path) -> dict:
@@ -443,9 +459,8 @@ def write_manifest(root: Path) -> dict:
 
 
 def _write_manifest(root: Path) -> dict:
-    manifest = _manifest_of([
-        _manifest_entry(root, meta)
-        for meta in record_paths(root)])
+    manifest = _manifest_of(root, [_manifest_entry(root, meta) for meta in record_paths(root)],
+                            _known_instances(root))
     text = dump_doc(manifest)
     atomic_write_text(root / MANIFEST, text)
     return json.loads(text)
