@@ -156,7 +156,12 @@ class Command(click.Command):
             if self.legacy_store_positional or self.legacy_json_file:
                 args = self._rewrite_legacy_positionals(ctx, args)
             self._refuse_repeats(ctx, args)
-        return super().parse_args(ctx, args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:  # click's parser leaves some without their command
+            if exc.ctx is None:
+                exc.ctx = ctx
+            raise
 
 
 def command(name: str, **kwargs: Any) -> Callable[[Callable], Command]:
