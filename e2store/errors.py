@@ -104,3 +104,8 @@ class DamagedDataError(E2StoreError, ValueError):
     """A data file e2store wrote outside a store (a boards file) does not hold what was
     written: its rows' digest or a recount of its boards disagrees.  The message names the
     file and the problem; the file is never rewritten as sound."""
+
+
+class E2StoreNote(UserWarning):
+    """Something the user should know once, not an error (a file read in an older layout
+    and converted): the command line prints it as `e2store: note: ...` on stderr."""

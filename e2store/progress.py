@@ -55,8 +55,18 @@ def progress_snapshot() -> list[dict]:
     return tasks
 
 
+def status_seconds() -> float:
+    """How often a status file is rewritten: `STATUS_SECONDS`, or the environment's
+    `E2STORE_STATUS_SECONDS` (0.1 to 3600; a test or a watcher wants it more often)."""
+    try:
+        v = float(os.environ.get("E2STORE_STATUS_SECONDS", STATUS_SECONDS))
+    except ValueError:
+        return STATUS_SECONDS
+    return min(3600.0, max(0.1, v)) if v == v else STATUS_SECONDS
+
+
 @contextlib.contextmanager
-def status_file(path: str | Path | None, command: str, every: float = STATUS_SECONDS):
+def status_file(path: str | Path | None, command: str, every: float | None = None):
     """While the block runs, rewrite `path` (JSON, atomically) every `every` seconds with
     the state of the long work (`progress_snapshot`), and once at its end with how it
     ended (done, failed with the error, interrupted): a page or script can follow a run
@@ -66,14 +76,18 @@ def status_file(path: str | Path | None, command: str, every: float = STATUS_SEC
         return
     from e2store.files import atomic_write_text
 
+    every = status_seconds() if every is None else every
     started = time.time()
     stop = threading.Event()
+    last: list[dict] = []
 
     def write(state: str, error: str | None = None) -> None:
+        tasks = progress_snapshot() or ([] if state == "running" else last)
+        last[:] = tasks  # a run's last figures stay in its final state
         doc = {"format": "e2store-status", "version": 1, "command": command,
                "pid": os.getpid(), "state": state, "started": started,
                "updated": time.time(), "elapsed": round(time.time() - started, 3),
-               "tasks": progress_snapshot(), **({"error": error} if error else {})}
+               "tasks": tasks, **({"error": error} if error else {})}
         atomic_write_text(path, json.dumps(doc) + "\n")
 
     def loop() -> None:

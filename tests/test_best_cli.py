@@ -134,8 +134,11 @@ def test_eternity_ii_clues_are_placed(tmp_path):
             "--json")
     assert r.exit_code == 0, r.output
     cells = read_boards(out).cells[0]
-    assert cells[7 * 16 + 8] == 138 * 4 and cells[2 * 16 + 13] == 180 * 4 + 1
-    assert cells[13 * 16 + 2] == 254 * 4 + 1
+    # the official orientation (the field's notes, *Orientation*): 139 on I8 = cell 135,
+    # 181 on N3 = 210, 208 on C3 = 34, 249 on N14 = 221, 255 on C14 = 45 (pieces from 1)
+    assert {c: (int(cells[c]) >> 2) + 1 for c in (135, 210, 34, 221, 45)} == {
+        135: 139, 210: 181, 34: 208, 221: 249, 45: 255}
+    assert cells[135] & 3 == 2  # as jwortmann's core.jl places it: `139<<2|2  # I8`
     assert json.loads(r.output)["breaks"] == list(SCHEDULES["clues"])  # auto, five clues
 
 

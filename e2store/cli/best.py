@@ -76,7 +76,10 @@ def _file_scores(instance: str, boards: tuple[str, ...], fill: bool) -> list[dic
 
 def url_score(url: str) -> dict:
     """The score of a board URL from its colours alone (grey is `a`, an empty cell
-    `aaaa`): matched joins, joins, holes."""
+    `aaaa`): matched joins, joins, holes. Every lettering of the viewer (`motifs_order`,
+    named or not) gives the same score: an order is a one-to-one relabelling that keeps
+    `a` grey, so two sides match in one order exactly when they match in any; an unknown
+    `motifs_order` is refused (`parse_url`)."""
     from e2store.instance.url import parse_url
 
     u = parse_url(url)
@@ -255,9 +258,6 @@ def _run_best_locked(inst, plan, out: Path, *, scan, fixed, breaks, quota, piece
                      rng_seed, restart_nodes, restarts, minutes, max_nodes, workers,
                      as_json, fill, kernel) -> None:
     """`run_best_cli`'s run, the boards file `out` held: resume, run, save, report."""
-    from tqdm import tqdm
-
-    from e2store.progress import progress_interval
     from e2store.solver.best_run import restart_row, run_best
     from e2store.solver.boards import append_boards, make_boards, read_boards
     from e2store.solver.fill import fill_holes
@@ -268,8 +268,7 @@ def _run_best_locked(inst, plan, out: Path, *, scan, fixed, breaks, quota, piece
         done = {int(k) for k, s in zip(old.stats["restart"], old.stats["seed"], strict=True)
                 if int(s) == rng_seed}
     n = inst.width * inst.height
-    bar = tqdm(desc="best", unit="node", unit_scale=True, mininterval=progress_interval(),
-               disable=None, leave=False)
+    show = BestProgress(workers, minutes, max_nodes, quiet=as_json)
     state: dict = {"filled": None}
 
     def on_result(r, run) -> None:
@@ -283,19 +282,16 @@ def _run_best_locked(inst, plan, out: Path, *, scan, fixed, breaks, quota, piece
             if state["filled"] is None or f.score > state["filled"][0]:
                 state["filled"] = (f.score, f.board, r)
         append_boards(out, inst, make_boards(n, cells, rows))
-        if workers > 1:  # the workers' nodes are counted as their restarts end
-            bar.update(r.nodes)
-        b = run.best
-        bar.set_postfix_str(f"restarts={len(run.results)}, depth={b.depth}, score={b.score}"
-                            + (f", filled={state['filled'][0]}" if state["filled"] else ""))
+        show.restart(r, run, state["filled"][0] if state["filled"] else None)
 
     run = run_best(inst, scan=scan, fixed=fixed or None, breaks=breaks, quota=quota,
                    piece_rank=piece_rank, seed=rng_seed,
                    restart_nodes=restart_nodes, workers=workers,
                    seconds=None if minutes is None else minutes * 60, max_nodes=max_nodes,
                    restarts=restarts, done=done, on_result=on_result,
-                   tick=bar.update if workers == 1 else None, kernel=kernel)
-    bar.close()
+                   tick=show.tick if workers == 1 else None, kernel=kernel,
+                   heartbeat=show.refresh)
+    show.close()
     report = best_report(inst, run, plan, state["filled"], out)
     if as_json:
         click.echo(json.dumps(report))
@@ -303,6 +299,84 @@ def _run_best_locked(inst, plan, out: Path, *, scan, fixed, breaks, quota, piece
         click.echo(best_text(inst, report))
     if run.ended == "interrupted":
         sys.exit(130)
+
+
+class BestProgress:
+    """The live line of `solve --best` on a terminal (restarts done, deepest depth, best
+    score, best filled score, rate, time left) and, for `--status`, one line per worker:
+    tqdm bars (`e2store.progress.progress_snapshot` reads them).  With --json or when
+    stderr is no terminal the bars draw to nothing, but the status file still has them."""
+
+    def __init__(self, workers: int, minutes: float | None, max_nodes: int | None, *,
+                 quiet: bool) -> None:
+        import os
+        import sys
+        import time
+
+        from tqdm import tqdm
+
+        from e2store.progress import progress_interval
+
+        self._null = open(os.devnull, "w")  # noqa: SIM115 - closed in close()
+        live = sys.stderr.isatty() and not quiet
+        self.bar = tqdm(desc="best", unit="node", unit_scale=True, total=max_nodes,
+                        mininterval=progress_interval(), leave=False,
+                        file=sys.stderr if live else self._null, dynamic_ncols=True)
+        self.workers = workers
+        self.end = None if minutes is None else time.monotonic() + 60 * minutes
+        self.per: dict[int, object] = {}
+        self.count: dict[int, int] = {}
+        self.found: dict[str, object] = {}
+
+    def _left(self) -> str | None:
+        import time
+
+        if self.end is None:
+            return None
+        s = max(0, int(self.end - time.monotonic()))
+        return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+    def _postfix(self) -> None:
+        parts = [f"{k}={v}" for k, v in self.found.items()]
+        if (left := self._left()) is not None:
+            parts.append(f"left={left}")
+        self.bar.set_postfix_str(", ".join(parts), refresh=False)
+
+    def tick(self, nodes: int) -> None:
+        """One process: nodes done since the last call."""
+        self._postfix()
+        self.bar.update(nodes)
+
+    def refresh(self) -> None:
+        self._postfix()
+        self.bar.refresh()
+
+    def restart(self, r, run, filled: int | None) -> None:
+        """A restart ended: the run's totals, and the line of the worker that ran it."""
+        from tqdm import tqdm
+
+        if self.workers > 1:
+            self.bar.update(r.nodes)
+            w = self.per.get(r.worker)
+            if w is None:
+                w = self.per[r.worker] = tqdm(desc=f"worker {len(self.per) + 1}",
+                                              unit="node", file=self._null, leave=False)
+                w.start_t = self.bar.start_t  # its rate over the run, as the run's
+            self.count[r.worker] = self.count.get(r.worker, 0) + 1
+            w.set_postfix(restarts=self.count[r.worker], depth=r.depth, score=r.score,
+                          refresh=False)
+            w.update(r.nodes)
+        b = run.best
+        self.found = {"restarts": len(run.results), "depth": b.depth, "score": b.score}
+        if filled is not None:
+            self.found["filled"] = filled
+        self.refresh()
+
+    def close(self) -> None:
+        for w in self.per.values():
+            w.close()
+        self.bar.close()
+        self._null.close()
 
 
 def best_report(inst, run, plan, filled, out: Path) -> dict:

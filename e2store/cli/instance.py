@@ -164,6 +164,7 @@ def export_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None
 @command("url", examples=[
     "e2store url demo7.e2s",
     "e2store url demo7.e2s --solutions solutions.parquet --index 2",
+    "e2store url e2_gallicchio.puz --motifs-order jef",
 ])
 @instance_argument
 @instance_options
@@ -171,12 +172,17 @@ def export_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None
               default=None, help="A solutions file written by `solve -o` (Parquet or CSV).")
 @click.option("--index", type=INDEX, default=None, metavar="K",
               help="With --solutions: the K-th solution (0-based; default 0).")
+@click.option("--motifs-order", "order", default="jblackwood", show_default=True,
+              type=click.Choice(("jblackwood", "marie", "jef", "default")),
+              help="The viewer's lettering of the colours to write, named in the URL's "
+              "`motifs_order` (`default`: the viewer's lettering without one).")
 def url(instance: Path, fmt: str, sides: str | None, size: Size | None,
-        solutions: Path | None, index: int | None) -> None:
+        solutions: Path | None, index: int | None, order: str) -> None:
     """Print the e2.bucas.name URL of a board of the instance.
 
     The K-th saved solution with --solutions, else the instance's own solution when its
-    file holds one, else the empty board.  `solve --fixed URL` reads such a URL back.
+    file holds one, else the empty board.  `solve --fixed URL` and `score` read such a URL
+    back, in any of the viewer's letterings.
     """
     from e2store.errors import SolverError
     from e2store.instance.url import board_url
@@ -196,4 +202,4 @@ def url(instance: Path, fmt: str, sides: str | None, size: Size | None,
         if k >= len(boards):
             raise SolverError(f"{name}: holds {len(boards)} solutions, no index {k}")
         board = boards[k]
-    click.echo(board_url(inst, board))
+    click.echo(board_url(inst, board, order=order))

@@ -10,11 +10,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import sys
+import warnings
 
 import click
 
 from e2store.cli.command import CONTEXT_SETTINGS, LazyGroup
-from e2store.errors import E2StoreError
+from e2store.errors import E2StoreError, E2StoreNote
 
 # the visible commands, in the order of the help
 COMMANDS = {
@@ -80,7 +81,7 @@ class MainGroup(LazyGroup):
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
-            with one_line_usage_errors():  # a command's: parsed as it is invoked
+            with one_line_usage_errors(), notes_on_stderr():  # a command's: parsed as invoked
                 return super().invoke(ctx)
         except E2StoreError as exc:
             error_line(str(exc))
@@ -94,6 +95,24 @@ class MainGroup(LazyGroup):
             error_line("out of memory (lower --threads, --workers or --memory-budget, or use "
                        "a machine with more memory)")
             sys.exit(2)
+
+
+@contextlib.contextmanager
+def notes_on_stderr():
+    """Show the library's notes (`E2StoreNote` warnings) as `e2store: note: ...` lines on
+    stderr, each message once; other warnings as Python shows them."""
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, E2StoreNote):
+            click.echo(f"e2store: note: {one_line(str(message))}", err=True)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("once", E2StoreNote)
+        warnings.showwarning = show
+        yield
 
 
 def one_line(text: str) -> str:

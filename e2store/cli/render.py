@@ -116,7 +116,9 @@ def render_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None
 @render.command("board", examples=[
     "e2store render board demo7.e2s -o solution.png",
     "e2store render board demo7.e2s --empty -o board.svg",
-    "e2store render board e2_gallicchio.puz --board best-boards.parquet --index 0 -o best.svg",
+    "e2store render board e2_gallicchio.puz --best best-boards.parquet -o best.svg",
+    "e2store render board 'https://e2.bucas.name/#puzzle=...&board_edges=...' -o b.svg",
+    "e2store render board e2_gallicchio.puz --board best-boards.parquet --index 3 -o b.svg",
 ])
 @instance_argument
 @instance_options
@@ -127,32 +129,65 @@ def render_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None
               help="Draw this full or partial board instead: a board URL, a file of "
               "`x y piece r` lines, a boards file (`solve --best`) or a solutions file; its "
               "mismatched joins are marked in red and the title gives its score.")
-@click.option("--index", type=INDEX, default=0, show_default=True,
-              help="With --board: which board of a file of several (0 the first).")
+@click.option("--best", "best", is_flag=False, flag_value="", default=None,
+              metavar="[FILE]", help="Draw the best board of a boards file (`--best FILE`, "
+              "or `--board FILE --best`): the highest-scoring filled board, else the "
+              "deepest, then the highest-scoring (of another file: the highest score); "
+              "says which row it drew.")
+@click.option("--index", type=INDEX, default=None,
+              help="With --board: which board of a file of several (0 the first, the "
+                   "default).")
 def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
                  output: Path, scale: float, title: str | None, solution: bool,
-                 board: str | None = None, index: int = 0) -> None:
+                 board: str | None = None, best: str | None = None,
+                 index: int | None = None) -> None:
     """The board of INSTANCE with its solution (an error if the file has none), or any
-    full or partial board (--board) with its mismatched joins marked."""
+    full or partial board (--board, --best) with its mismatched joins marked.  A board URL
+    in place of INSTANCE is drawn from its colours alone (no piece file needed).
+
+    Axes as the field labels them: rows A.. from the north, columns 1.. from the west
+    (I8: row I, column 8); tooltips count pieces from 1.  On Eternity II's pieces the five
+    official clue cells are framed."""
     import numpy as np
 
     from e2store.errors import RenderError
+    from e2store.instance.url import colours_board, is_url
     from e2store.reports.render import svg_board
+    from e2store.solver.boards import score
+    from e2store.web.pictures import field_clues
 
-    inst = load_instance(instance, fmt, sides, size)
-    if board is not None:
-        from e2store.solver.boards import read_any_board, score
-
-        boards = read_any_board(inst, board)
-        if index >= len(boards):
-            raise RenderError(f"{shown_path(board)}: holds {len(boards)} boards (expected "
-                              f"--index below {len(boards)})")
-        cells = boards[index]
+    if best is not None:
+        if best and board is not None and best != board:
+            raise click.UsageError("--best FILE and --board FILE name two files (expected "
+                                   "one: --best FILE, or --board FILE --best)")
+        if not best and board is None:
+            raise click.UsageError("--best needs a file: --best FILE, or --board FILE --best")
+        if index is not None:
+            raise click.UsageError("--best and --index both choose a board (expected one)")
+        board = best or board
+    if is_url(str(instance)):  # a board URL alone: drawn from its colours
+        if board is not None or best is not None:
+            raise click.UsageError("a board URL in place of INSTANCE is drawn alone (expected "
+                                   "INSTANCE --board URL to draw it with the instance's "
+                                   "pieces)")
+        board, (inst, cells) = str(instance), colours_board(str(instance))
         sc = score(inst, cells)
         title = title or (f"{inst.name}: score {sc.matched} / {sc.joins}, "
-                          f"{len(sc.mismatched)} mismatched, {len(sc.holes)} holes")
+                          f"{len(sc.mismatched)} mismatched, {len(sc.holes)} holes "
+                          f"(from the URL's colours)")
         _write(svg_board(inst, cells.reshape(inst.height, inst.width), title=title,
                          mismatched=sc.mismatched), output, scale)
+        return
+    inst = load_instance(instance, fmt, sides, size)
+    clues = field_clues(inst)
+    if board is not None:
+        cells, what = _chosen_board(inst, board, best is not None, index or 0)
+        sc = score(inst, cells)
+        title = title or (f"{inst.name}: {what}score {sc.matched} / {sc.joins}, "
+                          f"{len(sc.mismatched)} mismatched, {len(sc.holes)} holes")
+        _write(svg_board(inst, cells.reshape(inst.height, inst.width), title=title,
+                         mismatched=sc.mismatched, fixed=clues, fixed_label="clue"),
+               output, scale)
         return
     if solution:
         if inst.solution is None:
@@ -161,7 +196,56 @@ def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
         grid = inst.solution
     else:
         grid = np.full((inst.height, inst.width), -1, dtype=np.int64)
-    _write(svg_board(inst, grid, title=title), output, scale)
+    _write(svg_board(inst, grid, title=title, fixed=clues, fixed_label="clue"), output, scale)
+
+
+def _boards_file(source: str) -> bool:
+    """Whether `source` names a boards file (`solve --best -o`), by its metadata."""
+    from e2store.instance.url import is_url
+    from e2store.solver.boards import BOARDS_FORMAT
+
+    p = Path(source)
+    if is_url(source) or not p.is_file():
+        return False
+    try:
+        from e2store.files import table_schema
+
+        meta = table_schema(p).metadata or {}
+    except Exception:  # no table: another kind of board file
+        return False
+    return meta.get(b"format") == BOARDS_FORMAT.encode()
+
+
+def _chosen_board(inst, source: str, best: bool, index: int):
+    """(cells, what) of the board to draw from `source`: the best (`best`; a line says
+    which row) or the `index`-th; `what` starts the picture's title."""
+    from e2store.errors import RenderError
+    from e2store.solver.boards import read_any_board, read_boards, score
+    from e2store.web.boards import best_row
+
+    if best and _boards_file(source):
+        b = read_boards(source, inst)
+        i = best_row(b)
+        if i is None:
+            raise RenderError(f"{shown_path(source)}: holds no board yet (expected a boards "
+                              "file with at least one row)")
+        r = b.row(i)
+        click.echo(f"drew row {i} of {len(b)}, the best: {r['source']}, score {r['score']} "
+                   f"/ {r['joins']}, depth {r['depth']}, {r['holes']} holes (seed "
+                   f"{r['seed']}, restart {r['restart']})")
+        return b.cells[i].astype("int64"), f"row {i} (the best of {len(b)}), "
+    boards = read_any_board(inst, source)
+    if best:
+        if not boards:
+            raise RenderError(f"{shown_path(source)}: holds no board")
+        scores = [score(inst, c).matched for c in boards]
+        i = max(range(len(boards)), key=lambda k: (scores[k], -k))
+        click.echo(f"drew board {i} of {len(boards)}, the best: score {scores[i]}")
+        return boards[i], f"board {i} (the best of {len(boards)}), "
+    if index >= len(boards):
+        raise RenderError(f"{shown_path(source)}: holds {len(boards)} boards (expected "
+                          f"--index below {len(boards)})")
+    return boards[index], ""
 
 
 @render.command("zones", examples=["e2store render zones --size 12x6 --hamming 2 -o zones.svg"])

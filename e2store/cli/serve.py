@@ -13,8 +13,9 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 @command("serve", examples=["e2store serve --store store/",
-                            "e2store serve --store store/ --port 9000"])
-@store_option
+                            "e2store serve --store store/ --port 9000",
+                            "e2store serve --boards best.parquet --boards-instance e2.puz"])
+@store_option(required=False, help="Corolle store directory (optional with --boards).")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on; anything but this machine's loopback serves the "
                    "store to the network (a warning says so).")
@@ -35,15 +36,17 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 @memory_limit_option("Memory the server's queries may use (DuckDB's memory limit), and the "
                      "cap on the SQL box's worker process: this much above what it holds "
                      "once started, plus a quarter, and 512 MiB for Python.")
-@click.option("--boards", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--boards", type=click.Path(dir_okay=False, path_type=Path),
               default=None, metavar="FILE", help="A boards file of `solve --best` (read on "
-              "each request): its best boards drawn, the best score over the restarts, at "
-              "/boards.")
+              "each request; waited for when not written yet): every board linked to the "
+              "viewer, the best ones drawn, the best score over the restarts, at /boards.  "
+              "Alone, without --store, it is the whole site.")
 @click.option("--boards-instance", type=click.Path(exists=True, dir_okay=False,
                                                    path_type=Path),
-              default=None, metavar="PIECE_FILE", help="The instance of --boards when the "
-              "store does not hold it.")
-def serve(store: Path, host: str, port: int, results: Path | None, records: Path | None,
+              default=None, metavar="PIECE_FILE", help="The instance of --boards when no "
+              "store given holds it (a boards file names its instance, not its pieces).")
+def serve(store: Path | None, host: str, port: int, results: Path | None,
+          records: Path | None,
           status: tuple[Path, ...], sql_seconds: float, memory_limit: int,
           boards: Path | None = None, boards_instance: Path | None = None) -> None:
     """Serve a read-only web explorer of a store: its overview, instances, zones, cells and
@@ -54,8 +57,14 @@ def serve(store: Path, host: str, port: int, results: Path | None, records: Path
     The SQL box runs each query in a worker process: past its time limit (killed a little
     later if it does not stop) or the memory limit, it is refused (400).
 
+    With --boards FILE it also shows a best-score run's boards file, and without --store
+    only that (the store's pages answer 404).
+
     Runs until interrupted (Ctrl-C).  Needs the `web` extra: pip install 'e2store[web]'.
     """
+    if store is None and boards is None:
+        raise click.UsageError("give --store DIR, or --boards FILE to show a best-score "
+                               "run's boards alone")
     try:
         import uvicorn
 
@@ -68,6 +77,7 @@ def serve(store: Path, host: str, port: int, results: Path | None, records: Path
                      boards_instance=boards_instance)
     if host not in LOCAL_HOSTS:
         click.echo(f"e2store serve: warning: listening on {host}: anyone who reaches this "
-                   f"machine on port {port} can read the store", err=True)
-    click.echo(f"serving {store} on http://{host}:{port}/ (Ctrl-C stops)", err=True)
+                   f"machine on port {port} can read what it serves", err=True)
+    what = store if store is not None else f"the boards file {boards}"
+    click.echo(f"serving {what} on http://{host}:{port}/ (Ctrl-C stops)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")

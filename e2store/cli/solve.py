@@ -48,7 +48,7 @@ from e2store.instance.parsing import shown_path
              "e2store solve demo7.e2s --openings openings.parquet --shard 0/4 --workers 2 "
              "--json",
              "e2store solve pieces_8x8.txt --estimate 1000",
-             "e2store solve clue1_jwortmann.txt --all --distinct --workers 2 --json",
+             "e2store solve clue3_jwortmann.txt --all --distinct --workers 2 --json",
              "e2store solve e2_gallicchio.puz --best --clues centre --scan blackwood "
              "--minutes 10 --workers 2 -o best.parquet",
          ])

@@ -6,27 +6,42 @@ fixed categorical palette).  The drawing functions (`svg_pieces`, `svg_board`,
 `svg_zone_map`, `svg_corolle`) only build and return SVG text; `write_picture` writes it,
 atomically, as SVG or PNG by the file suffix.  PNG pictures are drawn with matplotlib's Agg
 renderer from the same SVG text (`svg_to_figure` understands the small subset of SVG these
-functions write: `g`, `rect`, `polygon`, `text`), so both files show the same picture.
+functions write: `g`, `rect`, `polygon`, `text`; module
+`e2store.reports.picture_files`), so both files show the same picture.
 
 Every drawn piece is an SVG group `<g class="piece">` carrying `data-piece`,
-`data-rotation` and, on a board, `data-x`/`data-y`; its triangles carry `data-side`
-(W, N, E, S) and `data-colour`, so tests and scripts can read a picture back.
+`data-rotation` and, on a board, `data-x`/`data-y`/`data-cell`; its triangles carry
+`data-side` (W, N, E, S) and `data-colour`, so tests and scripts can read a picture back
+(`data-piece` is e2store's 0-based piece id).
+
+Boards are labelled as the field labels them (../shared/notes/campaigns-in-the-field.md,
+*Orientation*): rows by letters from the north, A..P on Eternity II, columns by numbers
+1..W from the west, so cell (x, y) is `cell_name(x, y)`: (7, 8) is I8, row I (the 9th from
+the north), column 8.  Past 26 rows the letters go on as a spreadsheet's columns do: Z,
+AA, AB, ..., AZ, BA, ...  Tooltips name a cell that way and by (x, y), and number pieces
+from 1 as board URLs and the official piece lists do.  Fixed cells (`fixed`: on
+Eternity II's boards `e2store render board` and the explorer pass its official clues,
+`e2store.web.pictures.field_clues`) are framed in black and white with a dot at the
+centre, said in their tooltip and listed in a legend line under the board.
 """
 
 from __future__ import annotations
 
-import re
-import xml.etree.ElementTree as ET
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
 from e2store.errors import RenderError
-from e2store.files import atomic_write
 from e2store.instance.model import SIDES, Instance
+from e2store.reports.picture_files import (  # noqa: F401 - this module's public names too
+    MAX_PNG_PIXELS,
+    PICTURE_SUFFIXES,
+    picture_format,
+    svg_to_figure,
+    write_picture,
+)
 from e2store.zones.geometry import n_slots, ring_offsets
 from e2store.zones.zonemap import ZoneMap
 
@@ -39,6 +54,8 @@ LABEL = 14  # height of a piece's id label under it in the pieces grid
 
 GREY_HEX = "#808080"
 EDGE_HEX = "#202020"
+FIXED_HEX = "#000000"  # the outer line of a fixed cell's frame (the inner one is white)
+LEGEND = 18  # height of a legend line under a board
 MISMATCH_HEX = "#e00000"  # a mismatched join of a partial board
 EMPTY_HEX = "#f2f2f2"
 EMPTY_EDGE_HEX = "#c8c8c8"
@@ -68,9 +85,6 @@ PALETTE: tuple[str, ...] = (
     "#6a3d9a", "#ffff99",
 )
 
-PICTURE_SUFFIXES = (".svg", ".png")
-
-
 def colour_hex(colour: int) -> str:
     """Fill colour of a colour id: grey #808080 for 0, PALETTE[(id - 1) % 40] for id >= 1."""
     c = int(colour)
@@ -83,6 +97,60 @@ def text_colour(fill: str) -> str:
     """Black or white, whichever reads better on `fill` (#rrggbb)."""
     r, g, b = (int(fill[i:i + 2], 16) for i in (1, 3, 5))
     return "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 140 else "#ffffff"
+
+
+# --------------------------------------------------------------------------- cell names
+
+
+def row_name(y: int) -> str:
+    """The field's letters of row `y` (0 the north row): A..Z, then AA, AB, ..., AZ, BA, ...
+    (bijective base 26, as a spreadsheet names its columns)."""
+    n = int(y)
+    if n < 0:
+        raise RenderError(f"row {n} is negative (expected y >= 0, 0 the north row)")
+    out = ""
+    n += 1
+    while n:
+        n, k = divmod(n - 1, 26)
+        out = chr(ord("A") + k) + out
+    return out
+
+
+def cell_name(x: int, y: int) -> str:
+    """The field's name of cell (x, y): the row's letters, then the column counted from 1
+    from the west; (7, 8) is I8 (row I, the 9th from the north; column 8)."""
+    if int(x) < 0:
+        raise RenderError(f"column {int(x)} is negative (expected x >= 0, 0 the west column)")
+    return f"{row_name(y)}{int(x) + 1}"
+
+
+def fixed_cells(fixed: Iterable | Mapping | None, width: int,
+                height: int) -> dict[tuple[int, int], int | None]:
+    """`fixed` (cell indices y*W+x, (x, y) pairs, or a mapping of either to the packed
+    placement the cell is fixed to) as {(x, y): placement or None}; RenderError for a cell
+    off the board."""
+    if fixed is None:
+        return {}
+    items = fixed.items() if isinstance(fixed, Mapping) else ((c, None) for c in fixed)
+    out: dict[tuple[int, int], int | None] = {}
+    for cell, value in items:
+        if isinstance(cell, int | np.integer):
+            x, y = int(cell) % width if width else 0, int(cell) // width if width else 0
+            ok = 0 <= int(cell) < width * height
+        else:
+            x, y = (int(v) for v in cell)
+            ok = 0 <= x < width and 0 <= y < height
+        if not ok:
+            raise RenderError(f"fixed cell {cell!r} is off the {width}x{height} board "
+                              f"(expected an index 0..{width * height - 1} or (x, y))")
+        out[(x, y)] = None if value is None or int(value) < 0 else int(value)
+    return out
+
+
+def piece_text(placement: int) -> str:
+    """A packed placement as tooltips say it: the piece counted from 1 and its rotation."""
+    p, r = divmod(int(placement), 4)
+    return f"piece {p + 1}, rotation {r}"
 
 
 # --------------------------------------------------------------------------- SVG building
@@ -172,19 +240,42 @@ def _piece(svg: _Svg, x0: float, y0: float, s: float, colours: Sequence[int], pi
     svg.close()
 
 
-def _empty_cell(svg: _Svg, x0: float, y0: float, s: float, **attrs: Any) -> None:
+def _empty_cell(svg: _Svg, x0: float, y0: float, s: float, tooltip: str | None = None,
+                **attrs: Any) -> None:
     svg.rect(x0, y0, s, s, fill=EMPTY_HEX, stroke=EMPTY_EDGE_HEX, **{"stroke-width": 0.8},
              **{"class": "empty", **attrs})
+    if tooltip:  # the rect's own <title>, so hovering the empty square names it
+        svg.lines[-1] = svg.lines[-1][:-2] + f"><title>{escape(tooltip)}</title></rect>"
 
 
 def _coords(svg: _Svg, ox: float, oy: float, s: float, xs: range, ys: range,
             col0: int = 0, row0: int = 0) -> None:
-    """Column numbers above and row numbers left of the cells; cell (col0, row0) at (ox, oy)."""
+    """The field's labels: column numbers from 1 above the cells, row letters from A left
+    of them (`cell_name`); cell (col0, row0) is drawn at (ox, oy)."""
     svg.open(**{"class": "coords", "fill": "#555555", "font-size": 10})
     for x in xs:
-        svg.text(ox + (x - col0 + 0.5) * s, oy - COORD / 2, str(x), size=10)
+        svg.text(ox + (x - col0 + 0.5) * s, oy - COORD / 2, str(x + 1), size=10,
+                 **{"class": "col", "data-x": x})
     for y in ys:
-        svg.text(ox - COORD / 2, oy + (y - row0 + 0.5) * s, str(y), size=10)
+        svg.text(ox - COORD / 2, oy + (y - row0 + 0.5) * s, row_name(y), size=10,
+                 **{"class": "row", "data-y": y})
+    svg.close()
+
+
+def _fixed_mark(svg: _Svg, x0: float, y0: float, s: float, tooltip: str,
+                **attrs: Any) -> None:
+    """A fixed cell's mark over its piece: a black and white frame just inside the cell and
+    a white dot ringed in black at its centre (class `fixed`)."""
+    svg.open(**{"class": "fixed", **attrs})
+    svg.tooltip(tooltip)
+    svg.rect(x0 + 2.5, y0 + 2.5, s - 5, s - 5, fill="none", stroke=FIXED_HEX,
+             **{"stroke-width": 3.5})
+    svg.rect(x0 + 2.5, y0 + 2.5, s - 5, s - 5, fill="none", stroke="#ffffff",
+             **{"stroke-width": 1.2})
+    c, k = s / 2, s * 0.11
+    svg.polygon([(x0 + c - k, y0 + c), (x0 + c, y0 + c - k), (x0 + c + k, y0 + c),
+                 (x0 + c, y0 + c + k)], fill="#ffffff", stroke=FIXED_HEX,
+                **{"stroke-width": 1.5})
     svg.close()
 
 
@@ -219,20 +310,27 @@ def svg_pieces(inst: Instance, *, columns: int | None = None, title: str | None 
         r, c = divmod(p, cols)
         x0 = MARGIN + c * (s + GAP)
         y0 = MARGIN + TITLE + r * (s + LABEL + GAP)
-        _piece(svg, x0, y0, s, inst.pieces[p], p, 0, f"piece {p}", id=f"piece-{p}")
+        _piece(svg, x0, y0, s, inst.pieces[p], p, 0, f"piece {p + 1} (id {p})",
+               id=f"piece-{p}")
         svg.text(x0 + s / 2, y0 + s + LABEL / 2 + 1, str(p), size=10, fill="#333333",
                  **{"class": "label"})
     return svg.text_doc()
 
 
 def svg_board(inst: Instance, placements: np.ndarray | None = None, *,
-              title: str | None = None, mismatched=()) -> str:
+              title: str | None = None, mismatched=(),
+              fixed: Iterable | Mapping | None = None, fixed_label: str = "fixed") -> str:
     """A board: `placements` (H x W packed piece*4+r, -1 empty; default the solution).
 
-    The piece on cell (x, y) is the group with id `cell-x-y`; empty cells are light squares.
-    `mismatched` joins ((x, y), "E" or "S": the join on that side of the cell) are drawn as
-    thick red lines (class `mismatch`).  Raises RenderError when `placements` is None and
-    the instance has no solution.
+    The piece on cell (x, y) is the group with id `cell-x-y` (`data-cell` its field name,
+    `cell_name`); empty cells are light squares.  Axes and tooltips follow the field: rows
+    A.. from the north, columns 1.. from the west, pieces counted from 1 (module
+    docstring).  `mismatched` joins ((x, y), "E" or "S": the join on that side of the cell)
+    are drawn as thick red lines (class `mismatch`).  `fixed` cells (indices y*W+x, (x, y)
+    pairs, or a mapping of either to the placement the cell is fixed to: `field_clues`)
+    are framed (class `fixed`), said so in their tooltip as `fixed_label` ("clue" for
+    Eternity II's) and listed in a legend line.  Raises RenderError when `placements` is
+    None and the instance has no solution.
     """
     if placements is None:
         if inst.solution is None:
@@ -245,26 +343,45 @@ def svg_board(inst: Instance, placements: np.ndarray | None = None, *,
                           f"{inst.width}x{inst.height} board (expected ({inst.height}, "
                           f"{inst.width}): rows north to south)")
     _check_placements(inst, grid, "board")
+    marks = fixed_cells(fixed, inst.width, inst.height)
     table = inst.rotated_table()
     s = CELL
     ox, oy = MARGIN + COORD, MARGIN + TITLE + COORD
-    width = ox + inst.width * s + MARGIN
-    height = oy + inst.height * s + MARGIN
+    legend = ""
+    if marks:
+        names = ", ".join(cell_name(x, y) for x, y in sorted(marks, key=lambda c: c[::-1]))
+        legend = f"framed, dot at the centre: {fixed_label} cells {names}"
+    width = max(ox + inst.width * s + MARGIN,
+                2 * MARGIN + text_width(legend, 10) if legend else 0)
+    height = oy + inst.height * s + (LEGEND if legend else 0) + MARGIN
     if title is None:
         n = int((grid >= 0).sum())
         title = f"{inst.name}: {inst.width}x{inst.height} board, {n} pieces placed"
     svg = _Svg(width, height, title)
     _coords(svg, ox, oy, s, range(inst.width), range(inst.height))
+    tips: dict[tuple[int, int], str] = {}
     for y in range(inst.height):
         for x in range(inst.width):
             v = int(grid[y, x])
             x0, y0 = ox + x * s, oy + y * s
+            name = cell_name(x, y)
+            tip = f"{name} ({x}, {y}): " + ("empty" if v < 0 else piece_text(v))
+            if (x, y) in marks:
+                want = marks[(x, y)]
+                tip += f"; {fixed_label} cell"
+                if want is not None and want != v:
+                    tip += f" of {piece_text(want)} (not placed here)"
+                tips[(x, y)] = tip
             if v < 0:
-                _empty_cell(svg, x0, y0, s, **{"data-x": x, "data-y": y})
+                _empty_cell(svg, x0, y0, s, tip, **{"data-x": x, "data-y": y,
+                                                    "data-cell": name})
                 continue
             p, r = divmod(v, 4)
-            _piece(svg, x0, y0, s, table[v], p, r, f"({x}, {y}): piece {p} r{r}",
-                   id=f"cell-{x}-{y}", **{"data-x": x, "data-y": y})
+            _piece(svg, x0, y0, s, table[v], p, r, tip, id=f"cell-{x}-{y}",
+                   **{"data-x": x, "data-y": y, "data-cell": name})
+    for (x, y), tip in sorted(tips.items(), key=lambda t: t[0][::-1]):
+        _fixed_mark(svg, ox + x * s, oy + y * s, s, tip,
+                    **{"data-x": x, "data-y": y, "data-cell": cell_name(x, y)})
     svg.rect(ox, oy, inst.width * s, inst.height * s, fill="none", stroke=EDGE_HEX,
              **{"stroke-width": 2, "class": "outline"})
     for (x, y), side in mismatched:  # a thin red bar along the join
@@ -275,6 +392,9 @@ def svg_board(inst: Instance, placements: np.ndarray | None = None, *,
         else:
             svg.rect(x0 - s + 3, y0 - 2, s - 6, 4, fill=MISMATCH_HEX, stroke="none",
                      **{"class": "mismatch"})
+    if legend:
+        svg.text(MARGIN, oy + inst.height * s + LEGEND / 2 + 4, legend, size=10,
+                 anchor="start", fill="#333333", **{"class": "legend"})
     return svg.text_doc()
 
 
@@ -314,7 +434,7 @@ def svg_zone_map(zm: ZoneMap, *, title: str | None = None) -> str:
             label = f"{z}{'abcd'[r] if r else ''}"
             svg.open(**{"class": "zone-cell", "id": f"zone-{x}-{y}", "data-x": x, "data-y": y,
                         "data-zone": z, "data-rotation": r})
-            svg.tooltip(f"({x}, {y}): zone {z}, rotation {r}")
+            svg.tooltip(f"{cell_name(x, y)} ({x}, {y}): zone {z}, rotation {r}")
             svg.rect(x0, y0, s, s, fill=fill, stroke=EDGE_HEX, **{"stroke-width": 0.8})
             svg.polygon(_notch(x0 + s / 2, y0 + s / 2, s, (1 + r) % 4), fill=ink,
                         stroke="none", **{"class": "notch"})
@@ -363,7 +483,7 @@ def svg_corolle(inst: Instance, hamming: int, row: Sequence[int] | np.ndarray, x
     width = ox + (x_hi - x_lo + 1) * s + MARGIN
     height = oy + (y_hi - y_lo + 1) * s + MARGIN
     if title is None:
-        title = f"{inst.name}: hamming-{h} corolle at ({x}, {y})"
+        title = f"{inst.name}: hamming-{h} corolle at {cell_name(x, y)} ({x}, {y})"
     svg = _Svg(width, height, title)
     bx, by = ox - x_lo * s, oy - y_lo * s  # where board cell (0, 0) is drawn
     _coords(svg, ox, oy, s, range(inst.width), range(inst.height), x_lo, y_lo)
@@ -382,138 +502,12 @@ def svg_corolle(inst: Instance, hamming: int, row: Sequence[int] | np.ndarray, x
                         "data-slot": i})
         elif v >= 0:
             p, r = divmod(int(v), 4)
-            _piece(svg, x0, y0, s, table[v], p, r, f"slot {i} ({cx}, {cy}): piece {p} r{r}",
-                   id=f"slot-{i}", **{"data-slot": i, "data-x": cx, "data-y": cy})
+            _piece(svg, x0, y0, s, table[v], p, r,
+                   f"slot {i}, {cell_name(cx, cy)} ({cx}, {cy}): {piece_text(v)}",
+                   id=f"slot-{i}", **{"data-slot": i, "data-x": cx, "data-y": cy,
+                                      "data-cell": cell_name(cx, cy)})
     svg.rect(bx, by, inst.width * s, inst.height * s, fill="none", stroke=EDGE_HEX,
              **{"stroke-width": 2, "class": "outline"})
     svg.rect(bx + x * s, by + y * s, s, s, fill="none", stroke="#000000",
              **{"stroke-width": 3.5, "class": "centre"})
     return svg.text_doc()
-
-
-# --------------------------------------------------------------------------- PNG and files
-
-_SVG_NS = "{http://www.w3.org/2000/svg}"
-_INHERITED = ("fill", "stroke", "stroke-width", "stroke-dasharray", "font-size", "font-weight",
-              "text-anchor", "dominant-baseline")
-_PX_TO_PT = 72 / 100  # at scale 1 a figure has 100 pixels per inch
-
-
-def _floats(text: str) -> list[float]:
-    return [float(t) for t in re.split(r"[\s,]+", text.strip()) if t]
-
-
-MAX_PNG_PIXELS = 1 << 27  # 134 M pixels, 512 MiB of RGBA: Eternity II's board at scale 14
-
-
-def svg_to_figure(svg: str, scale: float = 1.0):
-    """A matplotlib Figure showing `svg` (the SVG subset this module writes), `scale` pixels
-    per SVG unit: saved as PNG it is round(width * scale) x round(height * scale) pixels.
-    """
-    from matplotlib.figure import Figure
-    from matplotlib.patches import Polygon, Rectangle
-
-    if not scale > 0:
-        raise RenderError(f"scale {scale} is not positive (expected pixels per SVG unit > 0)")
-    try:
-        root = ET.fromstring(svg)
-    except ET.ParseError as exc:
-        raise RenderError(f"the picture is not well-formed SVG: {exc}") from None
-    if root.tag != _SVG_NS + "svg":
-        raise RenderError(f"the picture's root element is {root.tag!r} (expected an SVG <svg>)")
-    w, h = float(root.get("width", "0")), float(root.get("height", "0"))
-    if not (w > 0 and h > 0):
-        raise RenderError("the SVG has no positive width and height")
-    dpi = 100.0 * scale
-    wpx, hpx = max(1, round(w * scale)), max(1, round(h * scale))
-    if wpx * hpx > MAX_PNG_PIXELS:  # Agg would take 4 bytes a pixel, then run out of memory
-        raise RenderError(f"a PNG of {wpx:,} x {hpx:,} pixels is larger than "
-                          f"{MAX_PNG_PIXELS:,} pixels (lower --scale, or write an .svg)")
-    # a quarter pixel more than wanted: Agg truncates the canvas size to whole pixels
-    fig = Figure(figsize=((wpx + 0.25) / dpi, (hpx + 0.25) / dpi), dpi=dpi)
-    ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
-    ax.set_axis_off()
-    ax.set_xlim(0, w)
-    ax.set_ylim(h, 0)
-    order = [0]
-
-    def paint(style: dict[str, str]) -> dict[str, Any]:
-        fill = style.get("fill", "#000000")
-        stroke = style.get("stroke", "none")
-        lw = float(style.get("stroke-width", "1")) * _PX_TO_PT
-        order[0] += 1
-        return {"facecolor": "none" if fill == "none" else fill,
-                "edgecolor": "none" if stroke == "none" else stroke,
-                "linewidth": lw if stroke != "none" else 0.0,
-                "linestyle": "--" if style.get("stroke-dasharray") else "-",
-                "joinstyle": "round", "zorder": order[0], "antialiased": True}
-
-    def walk(el: ET.Element, inherited: dict[str, str]) -> None:
-        style = dict(inherited)
-        style.update({k: el.get(k) for k in _INHERITED if el.get(k) is not None})
-        tag = el.tag.removeprefix(_SVG_NS)
-        if tag in ("svg", "g"):
-            for child in el:
-                walk(child, style)
-        elif tag == "rect":
-            x, y = float(el.get("x", "0")), float(el.get("y", "0"))
-            rw, rh = float(el.get("width", "0")), float(el.get("height", "0"))
-            ax.add_patch(Rectangle((x, y), rw, rh, **paint(style)))
-        elif tag == "polygon":
-            v = _floats(el.get("points", ""))
-            pts = list(zip(v[0::2], v[1::2], strict=False))
-            if pts:
-                ax.add_patch(Polygon(pts, closed=True, **paint(style)))
-        elif tag == "text":
-            order[0] += 1
-            anchor = {"start": "left", "middle": "center", "end": "right"}
-            central = style.get("dominant-baseline") in ("central", "middle")
-            ax.text(float(el.get("x", "0")), float(el.get("y", "0")), "".join(el.itertext()),
-                    ha=anchor.get(style.get("text-anchor", "start"), "left"),
-                    va="center" if central else "baseline",
-                    fontsize=float(style.get("font-size", "16")) * _PX_TO_PT,
-                    fontweight="bold" if style.get("font-weight") == "bold" else "normal",
-                    color=style.get("fill", "#000000"), zorder=order[0], clip_on=False)
-        elif tag in ("title", "desc", "metadata"):
-            return
-        else:
-            raise RenderError(f"cannot draw SVG element <{tag}> as PNG "
-                              "(expected the g, rect, polygon and text this module writes)")
-
-    walk(root, {})
-    return fig
-
-
-def picture_format(path: str | Path) -> str:
-    """'svg' or 'png' from the file suffix; RenderError for any other."""
-    suffix = Path(path).suffix.lower()
-    if suffix not in PICTURE_SUFFIXES:
-        raise RenderError(f"{path}: cannot tell the picture type from the suffix {suffix!r} "
-                          "(expected .svg or .png)")
-    return suffix[1:]
-
-
-def write_picture(picture, path: str | Path, *, scale: float = 1.0) -> Path:
-    """Write `picture` (SVG text from this module, or a matplotlib Figure) to `path`, as SVG
-    or PNG by its suffix, atomically (temp file in the same directory, then rename).
-
-    A PNG of SVG text is round(width * scale) x round(height * scale) pixels.
-    """
-    path = Path(path)
-    fmt = picture_format(path)
-    if isinstance(picture, str):
-        if fmt == "svg":
-            data = picture.encode("utf-8")
-            atomic_write(path, lambda fh: fh.write(data))
-            return path
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-        canvas = FigureCanvasAgg(svg_to_figure(picture, scale))
-        atomic_write(path, lambda fh: canvas.print_png(fh))
-        return path
-    if not hasattr(picture, "savefig"):
-        raise RenderError(f"cannot write a {type(picture).__name__} as a picture "
-                          "(expected SVG text or a matplotlib Figure)")
-    dpi = picture.dpi * scale
-    atomic_write(path, lambda fh: picture.savefig(fh, format=fmt, dpi=dpi))
-    return path

@@ -15,6 +15,7 @@ per restart (the tie-break).  Each restart runs a node budget and keeps its best
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -229,6 +230,7 @@ class RestartResult:
     restart: int
     status: str  # "budget", "exhausted" (the whole search space), "perfect", "stopped"
     full_boards: int = 0
+    worker: int = 0  # the pid of the process that ran it
 
 
 class BestSearch:
@@ -312,7 +314,7 @@ class BestSearch:
             depth = n
         return RestartResult(best.astype(np.int16), depth, sc, mm, nodes,
                              time.perf_counter() - t0, seed, restart, status,
-                             int(st[ST_FULL]))
+                             int(st[ST_FULL]), os.getpid())
 
 
 def eternity_ii(instance: Instance) -> bool:

@@ -85,11 +85,12 @@ class BestRun:
 
 
 def restart_row(r: RestartResult, joins: int, source: str = "best", **over) -> dict:
-    """A boards-file row of a restart's best board (`over` replaces fields: a filled
-    board's score, holes, source)."""
+    """A boards-file row of a restart's best board, found now (`over` replaces fields: a
+    filled board's score, holes, source; the URL is made as the row is written)."""
     return {"depth": r.depth, "score": r.score, "joins": joins, "mismatches": r.mismatches,
             "holes": int((r.board < 0).sum()), "seed": r.seed, "restart": r.restart,
-            "nodes": r.nodes, "seconds": round(r.seconds, 6), "source": source, **over}
+            "nodes": r.nodes, "seconds": round(r.seconds, 6), "source": source,
+            "found": round(time.time(), 3), "url": "", **over}
 
 
 def _init(instance: Instance, scan, fixed, breaks, quota, piece_rank, kernel, stop,
@@ -114,12 +115,14 @@ def run_best(instance: Instance, *, scan="rowscan", fixed=None, breaks="blackwoo
              restarts: int | None = None, first_restart: int = 0,
              done: frozenset[int] | set[int] = frozenset(),
              on_result: Callable[[RestartResult, BestRun], None] | None = None,
-             tick: Callable[[int], None] | None = None, kernel: str = "auto") -> BestRun:
+             tick: Callable[[int], None] | None = None, kernel: str = "auto",
+             heartbeat: Callable[[], None] | None = None) -> BestRun:
     """Run restarts first_restart, first_restart+1, ... (skipping those in `done`: a
     resumed run's finished restarts, so none is run twice) until `max_nodes` nodes in all,
     `seconds` of wall time, `restarts` restarts, a perfect board, or Ctrl-C (then the
     results so far, `ended` "interrupted").  `on_result` sees each restart's result as it
     ends (a caller saves boards there); `tick(nodes)` counts progress (one process only);
+    `heartbeat()` is called about 5 times a second while workers run (a live display);
     `kernel` as for `BestSearch` (the parent compiles a generated one before the workers
     start, so they load it from numba's cache)."""
     plan: BestPlan = best_plan(instance, scan, fixed, breaks, quota, piece_rank)
@@ -198,6 +201,8 @@ def run_best(instance: Instance, *, scan="rowscan", fixed=None, breaks="blackwoo
                 submit_more()
                 while flights:
                     done, _ = wait(list(flights), timeout=0.2, return_when=FIRST_COMPLETED)
+                    if heartbeat is not None:
+                        heartbeat()
                     if interrupted.is_set():
                         stop.set()  # the workers end their restarts at their next slice
                     for f in done:

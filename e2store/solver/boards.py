@@ -9,14 +9,16 @@ on a frame side (a piece turned the wrong way): such a side is listed as a *fram
 it is not a join and does not change the score (the grey side it turned inside leaves a
 join unmatched).
 
-**Boards file** (`e2store-boards`, version 2): a Parquet (or Arrow IPC, by suffix) table,
+**Boards file** (`e2store-boards`, version 3): a Parquet (or Arrow IPC, by suffix) table,
 one row per board: `c0..c{W*H-1}` (int16 packed `piece*4+r` by cell index y*W+x, -1 a
 hole), then `depth`, `score`, `joins`, `mismatches`, `holes`, `seed`, `restart`, `nodes`,
 `seconds`, `source`; key-value metadata `format`, `version`, `instance`, `width`,
 `height` and `rows_sha256`, a digest of the metadata and every row (`rows_digest`).  Every
 read checks it, and with the instance recounts each board's score, mismatches and holes
 against the stored columns: a damaged file is a `DamagedDataError` naming it, never an
-answer (version 1 files, without the digest, are read with the recount alone).
+answer (version 1 files, without the digest, are read with the recount alone).  Boards
+are in Eternity II's official orientation (piece 139 on I8, cell 135) since version 3;
+16x16 boards of older files are read turned a half turn, with a note (`E2StoreNote`).
 `append_boards` adds rows to an existing file atomically (a rerun adds to it); a run
 writing a boards file holds it (`e2store.files.exclusive_writer`).
 """
@@ -24,22 +26,28 @@ writing a boards file holds it (`e2store.files.exclusive_writer`).
 from __future__ import annotations
 
 import hashlib
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from e2store.errors import DamagedDataError, SolverError
+from e2store.errors import DamagedDataError, E2StoreNote, SolverError
 from e2store.instance.model import GREY, Instance
 from e2store.instance.parsing import shown_path as _n
 
 BOARDS_FORMAT = "e2store-boards"
-BOARDS_VERSION = 2  # 2: the rows' digest `rows_sha256` (1: none, read with the recount)
+BOARDS_VERSION = 3  # 3: the official orientation; 2: the rows' digest `rows_sha256`
+TURNED_BEFORE = 3  # 16x16 boards of older files are Eternity II's turned a half turn
 DIGEST_KEY = "rows_sha256"
-BOARD_STATS = (("depth", "int32"), ("score", "int32"), ("joins", "int32"),
-               ("mismatches", "int32"), ("holes", "int32"), ("seed", "int64"),
-               ("restart", "int64"), ("nodes", "int64"), ("seconds", "float64"),
-               ("source", "string"))
+BOARD_STATS_V2 = (("depth", "int32"), ("score", "int32"), ("joins", "int32"),
+                  ("mismatches", "int32"), ("holes", "int32"), ("seed", "int64"),
+                  ("restart", "int64"), ("nodes", "int64"), ("seconds", "float64"),
+                  ("source", "string"))
+# version 3: when the board was found (UTC seconds since the epoch, 0 unknown) and its
+# e2.bucas.name URL ("" when the instance has no lettering)
+BOARD_STATS = BOARD_STATS_V2 + (("found", "float64"), ("url", "string"))
+STAT_DEFAULTS = {"found": 0.0, "url": ""}
 
 
 def inner_joins(width: int, height: int) -> int:
@@ -159,7 +167,8 @@ def _meta(instance: Instance) -> dict[str, str]:
             "width": str(instance.width), "height": str(instance.height)}
 
 
-def rows_digest(meta: dict[str, str], boards: Boards) -> str:
+def rows_digest(meta: dict[str, str], boards: Boards,
+                columns: tuple[tuple[str, str], ...] = BOARD_STATS) -> str:
     """SHA-256 of a boards file's content: its metadata (less the digest), then each
     column in file order, numbers as little-endian bytes of their declared type, strings
     as UTF-8 with a length before each."""
@@ -168,7 +177,7 @@ def rows_digest(meta: dict[str, str], boards: Boards) -> str:
         if k != DIGEST_KEY:
             h.update(f"{k}={meta[k]}\n".encode())
     h.update(np.ascontiguousarray(boards.cells, dtype="<i2").tobytes())
-    for name, kind in BOARD_STATS:
+    for name, kind in columns:
         col = boards.stats[name]
         if kind == "string":
             for v in col:
@@ -188,6 +197,15 @@ def boards_table(instance: Instance, boards: Boards):
     stats = {name: (np.array([str(v) for v in boards.stats[name]], dtype=object)
                     if kind == "string" else np.asarray(boards.stats[name], dtype=kind))
              for name, kind in BOARD_STATS}
+    missing = [i for i, u in enumerate(stats["url"]) if not u]
+    if missing:
+        from e2store.instance.url import UrlError, board_url
+
+        for i in missing:
+            try:
+                stats["url"][i] = board_url(instance, cells[i].astype(np.int64))
+            except UrlError:
+                pass  # more colours than the viewer letters: no URL
     meta = _meta(instance)
     meta[DIGEST_KEY] = rows_digest(meta, Boards(cells, stats))
     fields = [pa.field(f"c{i}", pa.int16()) for i in range(n)]
@@ -264,18 +282,35 @@ def _boards_of(t, p: Path, instance: Instance | None) -> Boards:
     n = w * h
     columns = [_column(t, f"c{i}", "int16", p) for i in range(n)]  # each there and typed
     cells = np.column_stack(columns) if len(t) else np.zeros((0, n), np.int16)
-    stats = {name: _column(t, name, kind, p) for name, kind in BOARD_STATS}
+    columns = BOARD_STATS if int(version) >= 3 else BOARD_STATS_V2
+    stats = {name: _column(t, name, kind, p) for name, kind in columns}
+    for name, kind in BOARD_STATS[len(columns):]:  # older files: unknown
+        stats[name] = np.full(len(t), STAT_DEFAULTS[name], dtype=object if kind == "string"
+                              else kind)
     out = Boards(cells.astype(np.int16, copy=False), stats, meta)
     if int(version) >= 2:
-        found = rows_digest(meta, out)
+        found = rows_digest(meta, out, columns)
         if meta.get(DIGEST_KEY) != found:
             raise DamagedDataError(f"{_n(p)}: damaged boards file (its rows do not match their "
                                    f"digest {meta.get(DIGEST_KEY, 'none')!r:.20}...: a "
                                    f"changed byte); it is left as it is: restore it from a "
                                    f"copy, or move it aside")
+    if int(version) < TURNED_BEFORE and (w, h) == (16, 16):
+        out = Boards(half_turn(out.cells), out.stats, {**meta, "turned": "half"})
+        warnings.warn(E2StoreNote(
+            f"{_n(p)}: boards written before e2store used Eternity II's official "
+            f"orientation (version {version}): read turned a half turn (piece 139 on I8)"),
+            stacklevel=3)
     if instance is not None:
         check_rows(instance, out, p)
     return out
+
+
+def half_turn(cells: np.ndarray) -> np.ndarray:
+    """Boards (k, W*H) turned a half turn: cell i moves to W*H-1-i and each piece turns two
+    quarter turns (holes stay holes); score, mismatches and holes are unchanged."""
+    a = np.asarray(cells)[:, ::-1]
+    return np.where(a >= 0, (a & ~3) | ((a + 2) & 3), a).astype(cells.dtype)
 
 
 def _first_line(e: Exception) -> str:
@@ -322,7 +357,8 @@ def check_rows(instance: Instance, boards: Boards, path: str | Path) -> None:
               *((k, st[k] != v) for k, v in found.items()),
               ("joins", st["joins"] != inner_joins(instance.width, instance.height)),
               ("depth", (st["depth"] < 0) | (st["depth"] > n - rc["holes"])),
-              ("seed", st["seed"] < 0), ("restart", st["restart"] < 0)]
+              ("seed", st["seed"] < 0), ("restart", st["restart"] < 0),
+              ("found", ~(np.asarray(st["found"], dtype=float) >= 0))]
     for what, wrong in checks:
         if np.any(wrong):
             i = int(np.argmax(wrong))
@@ -338,7 +374,7 @@ def make_boards(n_cells: int, cells, rows) -> Boards:
     cells = list(cells)
     arr = (np.stack([np.asarray(c, dtype=np.int16).reshape(-1) for c in cells]) if cells
            else np.zeros((0, n_cells), np.int16))
-    return Boards(arr, {name: np.array([r[name] for r in rows],
+    return Boards(arr, {name: np.array([r.get(name, STAT_DEFAULTS.get(name)) for r in rows],
                                        dtype=object if kind == "string" else kind)
                         for name, kind in BOARD_STATS})
 

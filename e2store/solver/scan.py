@@ -99,23 +99,29 @@ def quad_spiral(width: int, height: int) -> np.ndarray:
 
 
 def blackwood(width: int, height: int) -> np.ndarray:
-    """The order of Blackwood's best-score solver (jblackwood345/EternityII_Solver, 2021),
-    in the official orientation of Eternity II (his board is this one turned a half turn,
-    so the centre clue sits on (8, 7) in both): the northern H-5 rows row by row, each
-    from east to west; then the southern 5 rows in three blocks: the 5 eastern columns row
-    by row (north to south, east to west), then each further column from north to south,
-    going west, leaving the 4 western columns, filled last row by row.  The late blocks
-    end the search in short columns, where its mismatches are allowed.  Boards under 6
-    rows or 10 columns: rows from the north, each east to west."""
+    """The order of Blackwood's best-score solver (jblackwood345/EternityII_Solver, 2021)
+    on the official orientation of Eternity II.  His solver fills the board turned a half
+    turn (libblackwood's `upside_down` clues: piece 139 on cell 120), from its north row;
+    on the official board (139 on I8, cell 135) that is, from the south: the southern H-5
+    rows row by row, each from west to east; then the northern 5 rows in three blocks: the
+    5 western columns row by row (south to north, west to east), then each further column
+    from south to north, going east, leaving the 4 eastern columns, filled last row by row.
+    The late blocks end the search in short columns, where its mismatches are allowed.
+    Boards under 6 rows or 10 columns: rows from the south, each west to east."""
+    return np.array([(width - 1 - x, height - 1 - y) for x, y in _blackwood_turned(width, height)],
+                    dtype=np.int64).reshape(-1, 2)
+
+
+def _blackwood_turned(width: int, height: int) -> list[tuple[int, int]]:
+    """Blackwood's order on his own board (the official one turned a half turn)."""
     if height < 6 or width < 10:
-        return np.array([(x, y) for y in range(height) for x in range(width - 1, -1, -1)],
-                        dtype=np.int64)
+        return [(x, y) for y in range(height) for x in range(width - 1, -1, -1)]
     top = height - 5
     out = [(x, y) for y in range(top) for x in range(width - 1, -1, -1)]
     out += [(x, y) for y in range(top, height) for x in range(width - 1, width - 6, -1)]
     out += [(x, y) for x in range(width - 6, 3, -1) for y in range(top, height)]
     out += [(x, y) for y in range(top, height) for x in range(3, -1, -1)]
-    return np.array(out, dtype=np.int64)
+    return out
 
 
 _BUILTIN = {

@@ -21,16 +21,18 @@ SCHEDULES = {
 }
 DEFAULT_SCHEDULE = "blackwood"
 CLUES_SCHEDULE = "clues"  # the default with all five clues (`auto`)
-# Eternity II's clues, {(x, y): (piece, r)} with y from the north and pieces numbered from 0
-# as in the official list (e2_gallicchio.puz, e2pieces_jwortmann.txt): the centre clue (the
-# only one the contest required: piece 139 on I8) and the four more of the clue puzzles,
-# as libblackwood (jfbucas/libblackwood, data/tomy_EternityII.py) places them on this
-# orientation of the board (its `upside_down` one; its other is this board turned a half
-# turn, the one Blackwood's solver uses)
+# Eternity II's clues, {(x, y): (piece, r)} on the official board (the orientation of every
+# record board and of e2.bucas.name: ../shared/notes/campaigns-in-the-field.md,
+# *Orientation*), y from the north and pieces numbered from 0 as in the official list
+# (e2_gallicchio.puz, e2pieces_jwortmann.txt): the centre clue (the only one the contest
+# required: piece 139 on I8, cell 135) and the four more of the clue puzzles (181 on N3,
+# 208 on C3, 249 on N14, 255 on C14).  libblackwood (data/tomy_EternityII.py) lists them
+# on the board turned a half turn (its `upside_down` list: 139 on cell 120, each piece
+# turned two quarter turns), the board Blackwood's solver fills.
 CLUES = {
-    "centre": {(8, 7): (138, 0)},
-    "all": {(8, 7): (138, 0), (13, 2): (180, 1), (13, 13): (207, 1), (2, 2): (248, 2),
-            (2, 13): (254, 1)},
+    "centre": {(7, 8): (138, 2)},
+    "all": {(7, 8): (138, 2), (2, 13): (180, 3), (2, 2): (207, 3), (13, 13): (248, 0),
+            (13, 2): (254, 3)},
 }
 DEFAULT_RESTART_NODES = 1_000_000_000
 SLICE_NODES = 20_000_000  # nodes per kernel call: progress and Ctrl-C between calls

@@ -4,11 +4,14 @@
 server from Jinja2 templates (no JavaScript build step; a few lines of inline script make
 the zone map clickable) and, for every page, its data as JSON under `/api/...`
 (`e2store.web.data`; the OpenAPI description at `/api/openapi.json`, browsable at
-`/api/docs`).  Bad input is a 4xx page (or JSON under `/api`) saying what was wrong; the
-server keeps running.  Every parameter is checked before any work (`e2store.web.data`);
-the server's queries share one DuckDB memory limit (`memory_limit`), the SQL box's have a
-time limit (`sql_seconds`), and `e2store serve` caps the process's memory
-(`cap_process_memory`).  A request the server has no memory for is a 503, never a 500.
+`/api/docs`: Swagger UI from the files the `fastapi-offline` package ships, served here, so
+the page works without a network).  `store` may be None when a boards file is shown alone
+(`boards`): the store's pages then answer 404 saying so.  Bad input is a 4xx page (or
+JSON under `/api`) saying what was wrong; the server keeps running.  Every parameter is
+checked before any work (`e2store.web.data`); the server's queries share one DuckDB memory
+limit (`memory_limit`), the SQL box's have a time limit (`sql_seconds`), and `e2store
+serve` caps the process's memory (`cap_process_memory`).  A request the server has no
+memory for is a 503, never a 500.
 """
 
 from __future__ import annotations
@@ -21,15 +24,16 @@ from pathlib import Path
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from e2store.errors import E2StoreError, MissingError, ZoneError
-from e2store.instance.model import Instance
 from e2store.query import CorolleStore, connect
 from e2store.query.limits import DEFAULT_MEMORY_LIMIT
-from e2store.web.boards import boards_page
+from e2store.web.boards import BoardsSource, boards_page
 from e2store.web.data import (
     PAGE_SIZE,
     SQL_MAX_ROWS,
@@ -49,26 +53,25 @@ from e2store.web.status import run_status
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
-def _boards_instance(root: CorolleStore, boards: Path | None, piece_file) -> Instance | None:
-    """The instance of a boards file: the piece file given, else the store's copy (None
-    when neither: the page says so); SolverError when the file is no boards file."""
-    if boards is None:
+DOCS_ASSETS = "/api/docs-assets"  # where Swagger UI's script, style and icon are served
+NO_STORE = ("no store is served: this server shows a boards file alone (start it with "
+            "--store DIR for the store's pages)")
+
+
+def docs_assets() -> Path | None:
+    """The directory of Swagger UI's files that the `fastapi-offline` package ships
+    (`swagger-ui-bundle.js`, `swagger-ui.css`, `favicon.png`), or None when it is not
+    installed (the `web` extra installs it)."""
+    try:
+        import fastapi_offline
+    except ImportError:
         return None
-    from e2store.instance.formats import read_instance
-    from e2store.solver.boards import read_boards
-
-    if piece_file is not None:
-        inst = read_instance(piece_file)
-    else:
-        try:
-            inst = root.instance(read_boards(boards).meta.get("instance", ""))
-        except (MissingError, OSError):
-            return None
-    read_boards(boards, inst)  # checked now: a wrong file is an error at start
-    return inst
+    found = Path(fastapi_offline.__file__).resolve().parent / "static"
+    need = ("swagger-ui-bundle.js", "swagger-ui.css", "favicon.png")
+    return found if all((found / f).is_file() for f in need) else None
 
 
-def create_app(store: str | Path, *, results: str | Path | None = None,
+def create_app(store: str | Path | None, *, results: str | Path | None = None,
                records: str | Path | None = None, status: Iterable[str | Path] = (),
                sql_seconds: float = SQL_SECONDS,
                memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
@@ -79,18 +82,27 @@ def create_app(store: str | Path, *, results: str | Path | None = None,
     long runs `status` names (status files of `--status FILE`, or Snakemake working
     directories).  `sql_seconds`: the SQL box's time limit; `memory_limit`: the bytes the
     server's queries may use together (one DuckDB database, one cursor per thread);
-    `boards`: a boards file of `solve --best` (its instance: the store's copy, or the piece
-    file `boards_instance`)."""
+    `boards`: a boards file of `solve --best`, perhaps not written yet (its instance: the
+    piece file `boards_instance`, else the store's copy).  `store` None: no store (only
+    with `boards`); its pages answer 404 saying so."""
+    if store is None and boards is None:
+        raise MissingError("no store and no boards file to show (expected a store, or a "
+                           "boards file: --boards FILE)")
     followed = [Path(p) for p in status]
     records = None if records is None else Path(records)
-    root = connect(store, memory_limit=memory_limit)  # the store is checked now
-    box = SqlBox(root, seconds=sql_seconds, memory_limit=memory_limit)  # worker processes
+    root = None if store is None else connect(store, memory_limit=memory_limit)  # checked
+    box = None if root is None else SqlBox(root, seconds=sql_seconds,
+                                           memory_limit=memory_limit)  # worker processes
     results = None if results is None else Path(results).resolve()
-    boards = None if boards is None else Path(boards)
-    boards_inst = _boards_instance(root, boards, boards_instance)
+    boards_src = None if boards is None else BoardsSource(boards, root, boards_instance)
+    if boards_src is not None:
+        boards_src.check()  # a wrong file, or no way to its instance: an error at start
+    assets = docs_assets()
     local = threading.local()  # a DuckDB handle per server thread (`CorolleStore.cursor`)
 
     def handle() -> CorolleStore:
+        if root is None:
+            raise MissingError(NO_STORE)
         if getattr(local, "store", None) is None:
             local.store = root.cursor()
         return local.store
@@ -105,19 +117,22 @@ def create_app(store: str | Path, *, results: str | Path | None = None,
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
         yield
-        box.close()  # the SQL box's worker processes end with the server
+        if box is not None:
+            box.close()  # the SQL box's worker processes end with the server
 
-    app = FastAPI(title="e2store explorer", docs_url="/api/docs", redoc_url=None,
+    shows = (f"the corolle store {root.root}" if root is not None
+             else f"the boards file {boards_src.path}" if boards_src is not None else "")
+    app = FastAPI(title="e2store explorer", docs_url=None, redoc_url=None,
                   openapi_url="/api/openapi.json", lifespan=lifespan,
-                  description=f"A read-only view of the corolle store {root.root}.")
+                  description=f"A read-only view of {shows}.")
     templates = Jinja2Templates(directory=str(TEMPLATES))
 
     def page(request: Request, name: str, data: dict, status: int = 200) -> HTMLResponse:
-        return templates.TemplateResponse(request, name, {"d": data, "store": str(root.root),
-                                                          "results": results,
-                                                          "records": records,
-                                                          "boards": boards},
-                                          status_code=status)
+        return templates.TemplateResponse(request, name, {
+            "d": data, "store": "" if root is None else str(root.root), "has_store":
+            root is not None, "results": results, "records": records,
+            "boards": None if boards_src is None else boards_src.path},
+            status_code=status)
 
     def failure(request: Request, status: int, message: str):
         if request.url.path.startswith("/api/"):
@@ -162,7 +177,28 @@ def create_app(store: str | Path, *, results: str | Path | None = None,
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def home(request: Request):
+        if root is None:  # a boards file shown alone: its page is the home page
+            return RedirectResponse("/boards", status_code=307)
         return page(request, "overview.html", snapshot(overview))
+
+    # the API's documentation, from local files --------------------------------------------
+    if assets is not None:
+        app.mount(DOCS_ASSETS, StaticFiles(directory=str(assets)), name="docs-assets")
+
+    @app.get("/api/docs", response_class=HTMLResponse, include_in_schema=False)
+    def api_docs():
+        if assets is None:
+            return HTMLResponse(
+                "<!doctype html><title>e2store explorer API</title><p>The API is described "
+                "at <a href=\"/api/openapi.json\">/api/openapi.json</a>.  Its browsable page "
+                "needs Swagger UI's files from the <code>fastapi-offline</code> package: "
+                "<code>pip install 'e2store[web]'</code>.</p>")
+        return get_swagger_ui_html(
+            openapi_url="/api/openapi.json", title="e2store explorer API",
+            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{DOCS_ASSETS}/favicon.png",
+            swagger_ui_parameters={"validatorUrl": None})  # no call to an online validator
 
     # instances and cells ------------------------------------------------------------------
     @app.get("/api/instances/{instance}", tags=["instances"])
@@ -269,24 +305,41 @@ def create_app(store: str | Path, *, results: str | Path | None = None,
     # a best-score run's boards file -------------------------------------------------------
     @app.get("/api/boards", tags=["status"])
     def api_boards() -> dict:
-        """The boards file of `--boards` (read now): its rows by score, the best score per
-        source, the count of boards per score."""
-        return boards_page(boards, boards_inst, pictures=False)
+        """The boards file of `--boards` (read now): its rows by score, each with its
+        e2.bucas.name URL (`url`), the best board (`best_row`: the highest-scoring filled
+        board, else the deepest, then highest-scoring), the best score per source, the
+        count of boards per score; `waiting` while the file is not written yet."""
+        return boards_page(boards_src, pictures=False)
 
     @app.get("/boards", response_class=HTMLResponse, include_in_schema=False)
     def boards_html(request: Request):
-        return page(request, "boards.html", boards_page(boards, boards_inst))
+        return page(request, "boards.html", boards_page(boards_src))
+
+    @app.get("/boards/best", include_in_schema=False)
+    def boards_best():
+        """The best board in the viewer (a redirect to its URL)."""
+        best = boards_page(boards_src, pictures=False)["best_row"]
+        if best is None or not best.get("url"):
+            raise MissingError(f"{boards_src.path if boards_src else 'no boards file'}: no "
+                               "board to show yet" if best is None else
+                               "the best board has no viewer URL (more than 26 colours or "
+                               "999 pieces)")
+        return RedirectResponse(best["url"], status_code=307)
 
     # SQL ------------------------------------------------------------------------------------
     @app.get("/api/sql", tags=["sql"])
     def api_sql(q: str, limit: int = Query(SQL_ROWS, ge=1, le=SQL_MAX_ROWS)) -> dict:
         """One read-only SELECT over the views (corolles, stems, manifest, zone_stats,
         instances): at most `limit` rows, stopped after the server's time limit."""
+        if box is None:
+            raise MissingError(NO_STORE)
         return box.run(q, limit)
 
     @app.get("/sql", response_class=HTMLResponse, include_in_schema=False)
     def sql_html(request: Request, q: str = "",
                  limit: int = Query(100, ge=1, le=SQL_MAX_ROWS)):
+        if box is None:
+            raise MissingError(NO_STORE)
         if not q.strip():
             return page(request, "sql.html", {"query": "", "limit": limit})
         return page(request, "sql.html", box.run(q, limit))

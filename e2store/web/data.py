@@ -26,7 +26,7 @@ from e2store.query.limits import QueryLimitError, size_text
 from e2store.reports.render import svg_board, svg_corolle, svg_pieces, svg_zone_map
 from e2store.reports.summary import summarize
 from e2store.store.read import checked_paths
-from e2store.web.pictures import svg_slot_heat
+from e2store.web.pictures import field_clues, svg_slot_heat
 from e2store.zones.geometry import n_slots
 from e2store.zones.zonemap import zone_map
 
@@ -105,7 +105,8 @@ def instance_page(store: CorolleStore, instance_id: str, hamming: int | None = N
                       "forms": stats.get(z.id, {}).get("forms", [])} for z in zm.zones]}
     if pictures:
         out["svg"] = {"pieces": svg_pieces(inst), "zones": svg_zone_map(zm),
-                      "board": svg_board(inst) if inst.solution is not None else None}
+                      "board": None if inst.solution is None else svg_board(
+                          inst, fixed=field_clues(inst), fixed_label="clue")}
     return out
 
 

@@ -1,4 +1,5 @@
-"""Pictures of the web explorer that the reports do not draw."""
+"""Pictures of the web explorer that the reports do not draw, and the clue cells its
+pictures (and `e2store render board`'s) frame on Eternity II's boards."""
 
 from __future__ import annotations
 
@@ -9,6 +10,19 @@ from e2store.instance.model import Instance
 from e2store.zones.geometry import ring_offsets
 
 CELL = 44
+
+
+def field_clues(inst: Instance) -> dict[tuple[int, int], int]:
+    """Eternity II's five official clues, {(x, y): piece*4+r} (`e2store.solver.best.CLUES`),
+    when `inst` is Eternity II's 256 pieces; {} for any other instance: the cells a picture
+    of an Eternity II board frames (`svg_board(..., fixed=...)`)."""
+    if (inst.width, inst.height, inst.n_pieces) != (16, 16, 256):
+        return {}  # the solver's tables (and numba) are not imported for other boards
+    from e2store.solver.best import CLUES, eternity_ii
+
+    if not eternity_ii(inst):
+        return {}
+    return {(int(x), int(y)): int(p) * 4 + int(r) for (x, y), (p, r) in CLUES["all"].items()}
 
 
 def svg_slot_heat(inst: Instance, hamming: int, values: Sequence[int], x: int, y: int) -> str:
