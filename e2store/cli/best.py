@@ -76,34 +76,13 @@ def _file_scores(instance: str, boards: tuple[str, ...], fill: bool) -> list[dic
 
 def url_score(url: str) -> dict:
     """The score of a board URL from its colours alone (grey is `a`, an empty cell
-    `aaaa`): matched joins, joins, holes. Every lettering of the viewer (`motifs_order`,
-    named or not) gives the same score: an order is a one-to-one relabelling that keeps
-    `a` grey, so two sides match in one order exactly when they match in any; an unknown
-    `motifs_order` is refused (`parse_url`)."""
-    from e2store.instance.url import parse_url
+    `aaaa`; `colours_board`): matched joins, joins, holes.  Every lettering of the viewer
+    gives the same score: an order relabels colours one to one and keeps `a` grey; an
+    unknown `motifs_order` is refused (`parse_url`)."""
+    from e2store.instance.url import colours_board
+    from e2store.solver.boards import score
 
-    u = parse_url(url)
-    w, h = u.width, u.height
-    empty = [e == "aaaa" for e in u.edges]
-    matched, mism = 0, []
-    for y in range(h):
-        for x in range(w):
-            i = y * w + x
-            for dx, dy, mine, theirs, side in ((1, 0, 1, 3, "E"), (0, 1, 2, 0, "S")):
-                if x + dx >= w or y + dy >= h:
-                    continue
-                j = (y + dy) * w + x + dx
-                if empty[i] or empty[j]:
-                    continue
-                a, b = u.edges[i][mine], u.edges[j][theirs]  # edges: top right bottom left
-                if a == b and a != "a":
-                    matched += 1
-                else:
-                    mism.append({"cell": [x, y], "side": side})
-    holes = [[i % w, i // w] for i in range(w * h) if empty[i]]
-    return {"board": url, "score": matched, "joins": 2 * w * h - w - h,
-            "unmatched": 2 * w * h - w - h - matched, "placed": w * h - len(holes),
-            "holes": len(holes), "hole_cells": holes, "mismatched": mism, "frame_faults": []}
+    return {"board": url, **score(*colours_board(url)).to_dict()}
 
 
 def score_text(r: dict) -> str:

@@ -36,7 +36,20 @@ MAX_MINUTES = 365 * 24 * 60  # a year: a time limit past it is no limit, and `in
 MAX_SECONDS = 60 * MAX_MINUTES
 
 
-class BoundedInt(click.IntRange):
+class _ImplicitMax:
+    """Leaves a bound the user did not set out of the help (`[x>=1]`, not `[1<=x<=...]`)."""
+
+    implicit_max: bool
+
+    def _describe_range(self) -> str:
+        if not self.implicit_max:
+            return super()._describe_range()  # type: ignore[misc]
+        if self.min is None:  # type: ignore[attr-defined]
+            return ""
+        return f"x{'>' if self.min_open else '>='}{self.min}"  # type: ignore[attr-defined]
+
+
+class BoundedInt(_ImplicitMax, click.IntRange):
     """An integer in [min, max]: click's IntRange, always bounded above (by `limit`, int64's
     largest unless said, when `max` is not given), so that `10**40` or a number of 5,000
     digits is a one-line usage error, never an OverflowError or a memory blow-up where the
@@ -63,15 +76,8 @@ class BoundedInt(click.IntRange):
             self.fail(f"{n} is too large (at most {self.max:,})", param, ctx)
         return super().convert(value, param, ctx)
 
-    def _describe_range(self) -> str:
-        if not self.implicit_max:
-            return super()._describe_range()
-        if self.min is None:
-            return ""
-        return f"x{'>' if self.min_open else '>='}{self.min}"
 
-
-class FiniteFloat(click.FloatRange):
+class FiniteFloat(_ImplicitMax, click.FloatRange):
     """A finite number in [min, max]: click's FloatRange refusing `nan` (every comparison
     with nan is false, so FloatRange lets it through any bound) and `inf`, and always
     bounded above (by `limit`, 1e18 unless said, when `max` is not given: `1e308` is
@@ -94,13 +100,6 @@ class FiniteFloat(click.FloatRange):
         if self.implicit_max and x > self.max:
             self.fail(f"{short(value)} is too large (at most {self.max:g})", param, ctx)
         return super().convert(x, param, ctx)
-
-    def _describe_range(self) -> str:
-        if not self.implicit_max:
-            return super()._describe_range()
-        if self.min is None:
-            return ""
-        return f"x{'>' if self.min_open else '>='}{self.min}"
 
 
 SEED = BoundedInt(0, limit=MAX_SEED)  # a random seed: 0 .. 2**63-1

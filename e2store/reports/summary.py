@@ -23,20 +23,15 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from e2store.errors import StoreError
-from e2store.instance.model import Instance
 from e2store.store.layout import FORMS
 from e2store.store.read import read_manifest, read_store_instance
 from e2store.zones.zonemap import zone_map
 
 
-def _store_instance(root: Path, instance_id: str) -> Instance:
-    return read_store_instance(root, instance_id)
-
-
 def _entry(root: Path, instance_id: str, hamming: int, parts: list[dict],
            form: str = "flat") -> dict:
     """The summary of one (instance, hamming, form) from its manifest partitions."""
-    inst = _store_instance(root, instance_id)
+    inst = read_store_instance(root, instance_id)
     zm = zone_map(inst.width, inst.height, hamming)
     canonical = {p["zone"]: p for p in parts if p["rotation"] == 0}
     stored = {(p["zone"], p["rotation"]) for p in parts}
