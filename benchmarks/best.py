@@ -7,14 +7,14 @@ deepest board per restart and the full-board score after filling the holes, per 
         [--json OUT]
 
 Each (arm, seed) is one `run_best` of `--minutes` (default: one restart of
-`--restart-nodes`); every restart's best board is filled (`e2store.solver.fill`).  Prints
+`--restart-nodes`); every restart's best board is filled (`e2store.solver.best.fill_holes`).  Prints
 a table: arm, seed, restarts, nodes, M nodes/s (per process), deepest board, its score,
 best filled score, and the distribution of filled scores.  Arms:
 
 * `plain`: break schedule `blackwood`, Blackwood's scan order, no colour quota;
 * `quota`: the same with Blackwood's colour quota (colours 13, 16, 10 and his curve);
 * `order`: plain, with the store's piece order (pieces that tile worst at hamming 1 tried
-  first: `e2store.solver.best_store`);
+  first: `e2store.solver.best.store`);
 * `storequota`: the colour quota with the store's three colours instead of Blackwood's;
 * `quota+order`, `storequota+order`: both.
 
@@ -70,10 +70,14 @@ def main() -> None:
     import tempfile
 
     from e2store.instance.formats import read_instance
-    from e2store.solver.best import clue_cells
-    from e2store.solver.best_run import run_best
-    from e2store.solver.best_store import piece_order, quota_from_store, tileability
-    from e2store.solver.fill import fill_holes
+    from e2store.solver.best import (
+        clue_cells,
+        fill_holes,
+        piece_order,
+        quota_from_store,
+        run_best,
+        tileability,
+    )
 
     inst = read_instance(path)
     fixed = clue_cells(inst, a.clues)

@@ -11,11 +11,13 @@ solutions asserted.  One process, one core for the searches.
 
     python benchmarks/closure_probe.py [--board 7] [--samples 20] [--prefix 5] [--seed 1]
                                        [--store DIR] [--threads 2] [--repeat 3]
-                                       [--build-parts] [--stash 0 64 ...]
+                                       [--build-parts]
 
-`--stash`: time the closure search once per value of the generated kernel's batch of held
-probes (`e2store.solver._unrolled.STASH`; 0 tests each key at once), interleaved with the
-plain search in every round, and print the median and best of each.
+`--build-parts` times the build's kernels through their public wrappers
+(`e2store.query.closures.count_block_fillings`, `fill_block_table`).  The generated
+kernel's batch of held probes (its stash, docs/benchmarks.md) has no public setting, so
+this script times the product's value only (the stash sweep was `--stash`, removed with the
+benchmarks' last private import).
 """
 
 from __future__ import annotations
@@ -48,17 +50,21 @@ def build_parts(inst, threads: int) -> None:
     product's size, on one thread and on `threads` (disjoint shares, atomic ors)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from e2store.query import _closure_kernels as CK
-    from e2store.query.closures import interior_tables, table_words
+    from e2store.query.closures import (
+        count_block_fillings,
+        fill_block_table,
+        interior_tables,
+        table_words,
+    )
 
     rot, istart, icand, k_col, _ = interior_tables(inst)
     bw = inst.width - 2
-    CK.count_fillings(rot, istart, icand, k_col, bw, 10)  # compile
+    count_block_fillings(rot, istart, icand, k_col, bw, 10)  # compile
     n = 0
     for parts in (1, threads):
         t0 = time.perf_counter()
         with ThreadPoolExecutor(parts) as pool:
-            n = sum(pool.map(lambda k, p=parts: CK.count_fillings(
+            n = sum(pool.map(lambda k, p=parts: count_block_fillings(
                 rot, istart, icand, k_col, bw, 1 << 62, k, p), range(parts)))
         print(f"count, {parts} thread(s): {n:,} fillings, {time.perf_counter() - t0:.1f} s")
     for parts in (1, threads):
@@ -66,7 +72,7 @@ def build_parts(inst, threads: int) -> None:
         bloom[:] = 0  # touch the pages before the clock starts
         t0 = time.perf_counter()
         with ThreadPoolExecutor(parts) as pool:
-            got = sum(pool.map(lambda k, p=parts, f=bloom: CK.fill_bloom(
+            got = sum(pool.map(lambda k, p=parts, f=bloom: fill_block_table(
                 rot, istart, icand, k_col, bw, f, k, p), range(parts)))
         assert got == n
         print(f"fill, {parts} thread(s): {bloom.nbytes / 2**20:,.0f} MiB, "
@@ -83,8 +89,6 @@ def main() -> None:
                     help="reuse (or build into) this store's table instead of timing a build")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--stash", type=int, nargs="+", default=None,
-                    help="batch sizes of held probes to compare (0: each key tested at once)")
     ap.add_argument("--build-parts", action="store_true",
                     help="also time the build's kernels: counting and filling on 1 and "
                          "--threads threads")
@@ -111,12 +115,7 @@ def main() -> None:
                                                 replace=False)
     roots = [{(i % b.w, i // b.w): int(v) for i, v in enumerate(pre[j])} for j in pick]
 
-    from e2store.solver import _unrolled
-
-    stashes = a.stash or [_unrolled.STASH]
-
-    def run(closure, stash: int = _unrolled.STASH) -> dict:
-        _unrolled.STASH = stash  # read when a kernel is generated (one per value)
+    def run(closure) -> dict:
         t0 = time.perf_counter()
         nodes = sols = probes = cuts = 0
         for seed in roots:
@@ -127,14 +126,13 @@ def main() -> None:
         return {"seconds": time.perf_counter() - t0, "nodes": nodes, "solutions": sols,
                 "probes": probes, "cuts": cuts}
 
-    cases = [("plain", None, _unrolled.STASH)] + [
-        ("closure" if len(stashes) == 1 else f"stash {v}", table, v) for v in stashes]
-    for _, closure, v in cases:  # compile (or load) every kernel before any clock
-        run(closure, v)
-    runs: dict[str, list[dict]] = {name: [] for name, _, _ in cases}
+    cases = [("plain", None), ("closure", table)]
+    for _, closure in cases:  # compile (or load) every kernel before any clock
+        run(closure)
+    runs: dict[str, list[dict]] = {name: [] for name, _ in cases}
     for k in range(max(1, a.repeat)):
-        for name, closure, v in (cases if k % 2 == 0 else cases[::-1]):
-            runs[name].append(run(closure, v))
+        for name, closure in (cases if k % 2 == 0 else cases[::-1]):
+            runs[name].append(run(closure))
     for name in runs:
         assert runs[name][0]["solutions"] == runs["plain"][0]["solutions"]
         assert len({(r["nodes"], r["probes"], r["cuts"]) for r in runs[name]}) == 1

@@ -43,7 +43,14 @@ from pathlib import Path
 import numpy as np
 from numba import njit, uint64
 
-from e2store.query._closure_kernels import bloom_has, closure_key, fill_bloom, walk_block
+# the table's jitted primitives, called inside this script's own numba search
+from e2store.query.closures import (
+    bloom_has,
+    check_block_tables,
+    closure_key,
+    fill_block_table,
+    walk_block,
+)
 
 BENCH = Path(__file__).resolve().parents[2] / "shared" / "instances" / "benchmark"
 PLAIN, RECORD, COMPUTED, TABLE = 0, 1, 2, 3
@@ -231,7 +238,7 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--prefix", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--bloom-mib", type=int, default=1024)
+    ap.add_argument("--bloom-mib", type=int, default=1024, help="a power of two")
     ap.add_argument("--ac-samples", type=int, default=3)
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
@@ -249,6 +256,7 @@ def main() -> None:
     if len([p for p in range(b.n) if (int(b.imask) >> p) & 1]) + bw * math.log2(b.ncol) > 64:
         sys.exit("block key does not fit 64 bits")
     bloom = np.zeros((a.bloom_mib << 20) // 8, np.uint64)
+    check_block_tables(b.rot, b.istart, b.icand, b.ncol, bw, bloom)  # the primitives do not
     memo = [np.zeros(1 << 24, np.uint64), np.zeros(1 << 24, np.uint64),
             np.zeros(1 << 24, np.uint8)]
     stats = np.zeros(4, np.int64)
@@ -327,7 +335,7 @@ def main() -> None:
 
     # design 1 from a table
     t0 = time.perf_counter()
-    fills = fill_bloom(b.rot, b.istart, b.icand, b.ncol, bw, bloom, 0, 1)
+    fills = fill_block_table(b.rot, b.istart, b.icand, b.ncol, bw, bloom, 0, 1)
     build = time.perf_counter() - t0
     res["block_table"] = {**timed(TABLE), "fillings": int(fills), "build_seconds": build,
                           "table_mib": a.bloom_mib}

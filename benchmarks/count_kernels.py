@@ -1,14 +1,14 @@
 """Benchmark the two corolle counters side by side (issue 27): the list walk
-(`_kernels.count_prefixes`, each candidate's piece checked in a bool array, the last level
-scanned) and the bitset counter (`_bit_kernels`, the solver's way: piece bitsets, the last
-level by popcount), on the same prefixes, one thread, in one process, alternating, best of
+(`count_prefix_lists`, each candidate's piece checked in a bool array, the last level
+scanned) and the bitset counter (`count_prefix_bits`, the solver's way: piece bitsets, the
+last level by popcount), on the same prefixes, one thread, in one process, alternating, best of
 --repeat.
 
 Default: benchmark 6x6 hamming 2 at cell (2,1) (85,986,347 corolles, 373,888,007 nodes;
 the published C++ generator: 90 s on an Intel Xeon of this machine kind).
 
 With --emit, the emitters too (every corolle written to 1 M-row slot-major chunks, no
-encoding): the list walk (`_kernels.emit_chunk`, with the frontier), the bitset walk with
+encoding): the list walk (`list_emitter`, with the frontier), the bitset walk with
 the frontier (`walk_chunks`) and without it (`walk_cells`, what the store writes from).
 
     python benchmarks/count_kernels.py [--shared ../shared] [--size 6] [--cell 2 1]
@@ -39,14 +39,13 @@ def main() -> int:
     args = ap.parse_args()
     path = piece_file(args.shared, f"{args.size}x{args.size}")
 
-    from e2store.corolles import _kernels
     from e2store.corolles.enumerate import (
         bit_tables,
         candidate_table,
         choose_prefix_depth,
         corolle_layout,
         count_prefix_bits,
-        kernel_args,
+        count_prefix_lists,
     )
     from e2store.instance.formats import read_instance
 
@@ -55,11 +54,9 @@ def main() -> int:
     layout = corolle_layout(inst.width, inst.height, x, y, args.hamming)
     table = candidate_table(inst, layout)
     prefixes, _ = choose_prefix_depth(layout, table, 64)
-    listed = kernel_args(layout, table)
     bits = bit_tables(layout, table)
     kernels = {
-        "list walk": lambda p: _kernels.count_prefixes(p, layout.n_levels, *listed,
-                                                       table.n_pieces),
+        "list walk": lambda p: count_prefix_lists(p, layout, table),
         "bitsets": lambda p: count_prefix_bits(p, layout, bits),
     }
     for fn in kernels.values():  # compile, or load from numba's cache
@@ -84,32 +81,27 @@ def main() -> int:
         print(f"  {name:<10} {t:7.2f} s  {nodes / t / 1e6:6.1f} M nodes/s")
     print(f"  bitsets / list walk: {best['list walk'] / best['bitsets']:.2f}x")
     if args.emit:
-        _emitters(layout, table, listed, corolles, args.repeat)
+        _emitters(layout, table, corolles, args.repeat)
     return 0
 
 
-def _emitters(layout, table, listed, corolles: int, repeat: int) -> None:
+def _emitters(layout, table, corolles: int, repeat: int) -> None:
     """Time the three emitters over the whole walk, alternating, best of `repeat`."""
     import numpy as np
 
-    from e2store.corolles import _kernels
-    from e2store.corolles.enumerate import walk_cells, walk_chunks
+    from e2store.corolles.enumerate import list_emitter, walk_cells, walk_chunks
 
     rows = 1 << 20
 
     def list_walk() -> int:
-        L = layout.n_levels
-        state = np.array([0, 1, 0, 0], dtype=np.int64)
-        pos, end, placed = (np.zeros(L, dtype=np.int64) for _ in range(3))
-        used = np.zeros(table.n_pieces, dtype=np.bool_)
-        n = 0
-        while not state[2]:
+        emit, n = list_emitter(layout, table), 0
+        while True:
             cells = np.full((layout.n_slots, rows), -1, dtype=np.int16)
             front = np.full((layout.n_frontier, rows), -1, dtype=np.int8)
-            n += _kernels.emit_chunk(state, pos, end, placed, used, 0, L, *listed,
-                                     layout.slot_of, layout.front_level, layout.front_side,
-                                     cells, front)
-        return n
+            got = emit(cells, front)
+            n += got
+            if got < rows:  # fewer rows than asked: the walk has ended
+                return n
 
     emitters = {
         "list walk, frontier": list_walk,

@@ -24,9 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from e2store.corolles import _kernels
 from e2store.corolles.enumerate import corolle_layout, count_corolles
-from e2store.corolles.factorised import count_factorised, stem_work
+from e2store.corolles.factorised import count_factorised, prefix_corolles, stem_work
 from e2store.instance.formats import read_instance
 from e2store.zones.zonemap import zone_map
 
@@ -42,9 +41,7 @@ def estimate(inst, x: int, y: int, h: int, sample: int) -> tuple[float, float]:
     t0 = time.perf_counter()
     c = 0
     for i in pick:
-        got, _ = _kernels.count_factorised(work.batches[i], work.n_stem, work.layout.n_levels,
-                                           *work.args, *work.ring)
-        c += int(got.sum())
+        c += int(prefix_corolles(work, work.batches[i]).sum())
     scale = len(work.batches) / len(pick)
     return (time.perf_counter() - t0) * scale, c * scale * work.order
 

@@ -109,8 +109,7 @@ def best(seconds: float) -> None:
 
     from e2store.exact.check import check_best
     from e2store.instance.model import Instance
-    from e2store.solver.best_run import run_best
-    from e2store.solver.fill import fill_holes
+    from e2store.solver.best import fill_holes, run_best
 
     print(f"{'board':8} {'joins':>5} {'solve --best':>12} {'MaxSAT':>7} {'s':>7} status")
     for n in (4, 5, 6):

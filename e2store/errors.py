@@ -6,7 +6,16 @@ import os
 
 
 class E2StoreError(Exception):
-    """Base class of every error e2store raises on purpose."""
+    """Base class of every error e2store raises on purpose.  `option`: the library
+    parameter at fault when one is (`clues`, `breaks`): the library's message names what
+    it means, the command line adds the flag that sets it (`--clues: ...`)."""
+
+    option: str | None = None
+
+    def about(self, option: str) -> E2StoreError:
+        """This error, blamed on parameter `option` (`raise SolverError(...).about("x")`)."""
+        self.option = option
+        return self
 
 
 class InstanceFormatError(E2StoreError, ValueError):
@@ -98,6 +107,12 @@ class ExactInputError(E2StoreError, ValueError):
 class OutOfReachError(E2StoreError, TimeoutError):
     """An exact model gave up: over its time limit or its size limit.  Not a disagreement:
     the message says how far it got and how to give it more room."""
+
+
+class ChildFailedError(E2StoreError, RuntimeError):
+    """A child process (a model call, a solver worker) died or failed in a way that is not
+    a problem of its input: killed by a signal, an unexpected exception.  An internal
+    failure, not the user's: the message names the step and what happened to it."""
 
 
 class DamagedDataError(E2StoreError, ValueError):

@@ -306,3 +306,15 @@ def table_schema(path: str | Path):
         with pa.memory_map(str(path)) as source:
             return pa.ipc.open_file(source).schema
     return pq.ParquetFile(path).schema_arrow
+
+
+def sha256_file(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes (hex), read in 4 MiB blocks: the digest the store's
+    manifest keeps for every file it lists."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()

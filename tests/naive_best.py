@@ -2,7 +2,7 @@
 no code shared with e2store.solver.best or e2store.solver.boards).
 
 * `naive_score`: every join of a board counted one by one.
-* `twin_search`: the kernel `e2store.solver._best_kernels.best_search` rewritten as a
+* `twin_search`: the kernel `e2store.solver.best._kernels.best_search` rewritten as a
   recursive function over the same plan tables and candidate lists: the same nodes, the
   same best board, under the same node budget.
 * `brute_best`: an independent search of the same space from the rules alone (every
@@ -68,15 +68,19 @@ def twin_search(plan, lists, kstart, kmid, kend, budget):
     class Stop(Exception):
         pass
 
-    def side_colour(kind, cell, opp):
-        return 0 if kind == 0 else (K - 1 if kind == 2 else colk[placed[cell] * 4 + opp])
+    n4 = 4 * len(placed)  # the plan's `scol` indices: cell*4+side, the frame, the wildcard
+
+    def side_colour(idx):
+        idx = int(idx)
+        return 0 if idx == n4 else (K - 1 if idx == n4 + 4 else colk[placed[idx >> 2] * 4
+                                                                    + (idx & 3)])
 
     hq = [int(v) for v in plan.hq]
     qmin = [int(v) for v in plan.qmin]
 
     def visit(d, mism, hc):
-        ca = side_colour(plan.ka[d], plan.na[d], plan.oa[d])
-        cb = side_colour(plan.kb[d], plan.nb[d], plan.ob[d])
+        ca = side_colour(plan.ia[d])
+        cb = side_colour(plan.ib[d])
         key = int(plan.sig[d]) * K * K + ca * K + cb
         end = kend[key] if plan.allow[d] > mism else kmid[key]
         for i in range(kstart[key], end):
@@ -86,10 +90,9 @@ def twin_search(plan, lists, kstart, kmid, kend, budget):
             m = 1 if i >= kmid[key] else 0
             ok = True
             for j in range(2):
-                xc = plan.xc[d, j]
-                if xc < 0:
+                if plan.xi[d, j] < 0:
                     break
-                want = colk[placed[xc] * 4 + plan.xo[d, j]]
+                want = side_colour(plan.xi[d, j])
                 got = colk[q * 4 + plan.xs[d, j]]
                 if want != got:
                     if m > 0 or not (plan.inner[want] and plan.inner[got]):

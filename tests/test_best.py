@@ -117,7 +117,7 @@ def test_fixed_cells_and_extra_sides_equal_brute_force():
         fixed = {(2, 1): inner[0] * 4 + seed % 4, (1, 2): inner[1] * 4}
         plan = plan_for(inst, "4,8,11", fixed=fixed)
         r = B.BestSearch(plan).run(0, 0, 10**9)
-        assert (plan.xc[:, 1] >= 0).any()
+        assert (plan.xi[:, 1] >= 0).any()
         ranked = [tuple(int(c) for c in p) for p in inst.pieces]
         want = brute_best(ranked, w, h, [int(c) for c in plan.order],
                           {6: fixed[(2, 1)], 9: fixed[(1, 2)]}, plan.breaks,
@@ -206,7 +206,7 @@ def test_tileability_from_the_store_equals_a_naive_count(tmp_path):
     store, against the naive enumerator at the generic cell of each piece's kind."""
     from naive import naive_corolles
 
-    from e2store.solver.best_store import piece_order, quota_from_store, tileability
+    from e2store.solver.best import piece_order, quota_from_store, tileability
     from e2store.zones.zonemap import zone_map
 
     inst = random_instance(5, 5, 8)
@@ -255,7 +255,7 @@ def _generated_cases():
 @pytest.mark.parametrize("case", [pytest.param(0, marks=pytest.mark.slow),
                                   pytest.param(1, marks=pytest.mark.slow), 2, 3, 4])
 def test_generated_kernel_equals_the_twin(case, monkeypatch):
-    """The plan's generated kernel (`_best_gen`): the twin's nodes, best board, score and
+    """The plan's generated kernel (`best._gen`): the twin's nodes, best board, score and
     status, cut into slices of 7 nodes and under budgets it runs out of or not."""
     inst, plan = _generated_cases()[case]
     monkeypatch.setattr(B, "SLICE_NODES", 7)

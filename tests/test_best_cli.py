@@ -22,8 +22,8 @@ from e2store.cli import main
 from e2store.instance.e2sfile import write_e2store
 from e2store.instance.model import Instance
 from e2store.instance.url import board_url
+from e2store.solver.best import SCHEDULES
 from e2store.solver.boards import read_boards
-from e2store.solver.schedules import SCHEDULES
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "instances"
 
@@ -63,15 +63,17 @@ def test_score_of_a_board_file_and_its_url(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--breaks", "20,10"], "strictly increasing"),
+    (["--breaks", "20,10"], "--breaks: break schedule '20,10': depths must be strictly "
+                            "increasing"),
     (["--breaks", "3,x"], "or comma-separated depths"),
     (["--breaks", "30,40"], "depths must be in 0..35"),
-    (["--clues", "corner"], "unknown clue set"),
+    (["--clues", "corner"], "--clues: clue set 'corner': unknown"),
     (["--clues", "centre"], "not that set"),
     (["--seed", "pieces.txt"], "the old `--seed FILE` was removed"),
     (["--first"], "--best takes no --first"),
-    (["--order", "store"], "give --store DIR"),
-    (["--quota", "purple"], "expected none, blackwood"),
+    (["--order", "store"], "--store: the store's piece order and colour quota read a "
+                           "corolle store: none given"),
+    (["--quota", "purple"], "--quota: colour quota 'purple': expected none, blackwood"),
 ])
 def test_bad_best_input_is_one_line(unsolvable, args, message, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -3,6 +3,7 @@ types, the deprecated spellings, start-up imports, and docs/cli.md being up to d
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -144,22 +145,78 @@ def test_bad_values_name_the_option(small):
     assert r.exit_code == 2 and "'--shard'" in r.stderr and "0 <= K < S" in r.stderr
 
 
-def test_library_constants_mirrored_for_the_help_agree():
-    from e2store.cli.options import SCAN_ORDERS
-    from e2store.corolles.sampling import DEFAULT_SAMPLES, DEFAULT_TAIL
-    from e2store.query.finals import DEFAULT_FINALS_HAMMING
-    from e2store.solver._unrolled import AUTO_MIN_DEPTHS, KERNELS
-    from e2store.solver.search import DEFAULT_MAX_STORED
-    from e2store.store.layout import FORMS, RAW_FORMS
-    from e2store.store.stages import MAX_SHARDS
+# -- every default declared once, in a light module ---------------------------------------
+# each stage's parameters and defaults, declared once where the options read them
+DEFAULTS_MODULES = ("e2store.store.defaults", "e2store.corolles.defaults",
+                    "e2store.query.defaults", "e2store.solver.defaults",
+                    "e2store.web.defaults", "e2store.solver.best.schedules")
+KERNEL_LIBRARIES = ("numba", "llvmlite", "pyarrow", "duckdb", "matplotlib")
 
-    assert opts.FORMS == tuple(RAW_FORMS) and opts.STORE_FORMS == tuple(FORMS)
-    assert opts.MAX_SHARDS == MAX_SHARDS
-    assert (opts.DEFAULT_SAMPLES, opts.DEFAULT_TAIL) == (DEFAULT_SAMPLES, DEFAULT_TAIL)
-    assert opts.DEFAULT_FINALS_HAMMING == DEFAULT_FINALS_HAMMING
-    assert (opts.KERNELS, opts.AUTO_MIN_DEPTHS) == (tuple(KERNELS), AUTO_MIN_DEPTHS)
-    assert (opts.SCAN_ORDERS, opts.DEFAULT_MAX_STORED) == (tuple(SCAN_ORDERS),
-                                                           DEFAULT_MAX_STORED)
+
+def _loaded_after(code: str) -> list[str]:
+    """The kernel libraries a fresh interpreter has loaded after running `code`."""
+    script = f"import sys\n{code}\nprint([m for m in {KERNEL_LIBRARIES!r} if m in sys.modules])\n"
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    return ast.literal_eval(p.stdout.splitlines()[-1])
+
+
+def test_options_and_the_defaults_modules_load_no_kernel_library():
+    """The options read the library's defaults from light modules: importing them loads
+    no numba, llvmlite, pyarrow, duckdb or matplotlib (`--help` stays fast, and works
+    without the optional extras)."""
+    assert _loaded_after(f"import e2store.cli.options, {', '.join(DEFAULTS_MODULES)}") == []
+
+
+@pytest.mark.parametrize("args", [["--help"], ["solve", "--help"], ["enumerate", "--help"],
+                                  ["stage", "plan", "--help"], ["serve", "--help"],
+                                  ["sql", "--help"], ["counts", "--help"]])
+def test_help_loads_no_kernel_library(args):
+    code = ("from click.testing import CliRunner\n"
+            "from e2store.cli.main import main\n"
+            f"r = CliRunner().invoke(main, {args!r})\n"
+            "assert r.exit_code == 0 and '--help' in r.output, r.output")
+    assert _loaded_after(code) == []
+
+
+@pytest.mark.parametrize("module, names, defaults", [
+    ("e2store.store.layout", ("FORMS", "RAW_FORMS"), "e2store.store.defaults"),
+    ("e2store.store.stages", ("MAX_SHARDS",), "e2store.store.defaults"),
+    ("e2store.corolles.sampling", ("DEFAULT_SAMPLES", "DEFAULT_TAIL"),
+     "e2store.corolles.defaults"),
+    ("e2store.solver.search", ("DEFAULT_MAX_STORED", "KERNELS", "AUTO_MIN_DEPTHS"),
+     "e2store.solver.defaults"),
+    ("e2store.solver.scan", ("SCAN_ORDERS",), "e2store.solver.defaults"),
+    ("e2store.query.finals", ("DEFAULT_FINALS_HAMMING",), "e2store.query.defaults"),
+    ("e2store.query.limits", ("DEFAULT_MEMORY_LIMIT",), "e2store.query.defaults"),
+    ("e2store.cli.options", ("FORMS", "RAW_FORMS", "MAX_SHARDS", "DEFAULT_SAMPLES",
+                             "SCAN_ORDERS", "KERNELS", "DEFAULT_FINALS_HAMMING"), None),
+])
+def test_the_defaults_keep_their_old_homes(module, names, defaults):
+    """Each default is one object, still importable from where it was declared before."""
+    import importlib
+
+    mod = importlib.import_module(module)
+    for name in names:
+        homes = [defaults] if defaults else [m for m in DEFAULTS_MODULES
+                                             if hasattr(importlib.import_module(m), name)]
+        assert len(homes) == 1, (name, homes)
+        assert getattr(mod, name) is getattr(importlib.import_module(homes[0]), name)
+
+
+def test_scan_help_lists_every_scan_order():
+    """`solve --scan`'s help lists every order the library takes, Blackwood's (`solve
+    --best`'s default) included, and each is a working order."""
+    from e2store.cli import main
+    from e2store.solver.defaults import SCAN_ORDERS
+    from e2store.solver.scan import scan_order
+
+    assert SCAN_ORDERS[-1] == "blackwood"
+    text = " ".join(CliRunner().invoke(main, ["solve", "--help"]).output.split())
+    assert f"Scan order: {', '.join(SCAN_ORDERS)}, or a file" in text
+    for name in SCAN_ORDERS:
+        assert scan_order(name, 4, 3).shape == (12, 2)
 
 
 # -- deprecated spellings -----------------------------------------------------------------

@@ -311,6 +311,7 @@ def test_cli_solve_store(tmp_path):
     fresh.mkdir()
     r = run(main, ["solve", str(path), "--store", str(fresh), "--memory-budget", "16"])
     assert r.exit_code == 2 and "over the memory budget" in r.stderr
+    assert "e2store: error: --memory-budget: the closure table" in r.stderr  # the flag
     assert "Traceback" not in r.output
 
 

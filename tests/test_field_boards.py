@@ -18,6 +18,7 @@ from e2store.files import write_table
 from e2store.instance.e2sfile import write_e2store
 from e2store.instance.model import Instance
 from e2store.instance.url import board_from_url
+from e2store.solver.best import CLUES
 from e2store.solver.boards import (
     BOARD_STATS_V2,
     DIGEST_KEY,
@@ -27,7 +28,6 @@ from e2store.solver.boards import (
     rows_digest,
 )
 from e2store.solver.scan import blackwood
-from e2store.solver.schedules import CLUES
 
 
 def run(*args):

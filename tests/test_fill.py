@@ -12,7 +12,7 @@ import pytest
 from naive_best import naive_score, unsolvable_pieces
 
 from e2store.instance.model import Instance
-from e2store.solver.fill import fill_holes
+from e2store.solver.best import fill_holes
 
 
 def brute_fill(pieces, w, h, board) -> int:

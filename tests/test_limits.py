@@ -48,17 +48,20 @@ def _lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
-def test_the_cli_mirrors_the_library_defaults():
-    from e2store.cli import options
+def test_the_cli_reads_the_library_defaults():
+    from e2store.cli import options, query
+    from e2store.query.defaults import DUCKDB_ALLOCATOR_ENV
 
-    assert options.QUERY_MEMORY == DEFAULT_MEMORY_LIMIT
+    limit = next(p for p in query.sql.params if p.name == "memory_limit")
+    assert options.parse_bytes(limit.default) == DEFAULT_MEMORY_LIMIT
+    assert options.DUCKDB_ALLOCATOR_ENV is DUCKDB_ALLOCATOR_ENV
+    r = CliRunner().invoke(main, ["sql", "--store", "x", "SELECT 1", "--memory-limit", "1K"])
+    assert r.exit_code == 2 and "too little" in r.output
     try:
         from e2store.web.sqlbox import JEMALLOC_CONF
     except ImportError:  # no web extra
         return
-    assert options.DUCKDB_ALLOCATOR_ENV == JEMALLOC_CONF
-    r = CliRunner().invoke(main, ["sql", "--store", "x", "SELECT 1", "--memory-limit", "1K"])
-    assert r.exit_code == 2 and "too little" in r.output
+    assert JEMALLOC_CONF is DUCKDB_ALLOCATOR_ENV
 
 
 def test_time_limit_stops_a_query_with_one_line(root):

@@ -26,6 +26,7 @@ from e2store.solver.parallel import (
     merge_reports,
     plan_chunks,
     solve_openings,
+    solve_with_openings,
 )
 from e2store.solver.plan import lowest_corner
 from e2store.solver.search import solve
@@ -339,6 +340,11 @@ def test_cli_openings_and_solve(stores, tmp_path):
     assert d["solutions"] == single.solutions and d["openings"] == op.count
     assert d["symmetry_break"] is True and d["per_worker"][0]["openings"] == op.count
     assert {tuple(b) for b in read_solutions(sols).tolist()} == _solutions(single)
+    lib = solve_with_openings(inst, out, save=tmp_path / "lib.parquet")  # the library call
+    assert (lib.solutions, lib.openings, lib.stored) == (d["solutions"], d["openings"],
+                                                         d["stored"])
+    assert {tuple(b) for b in read_solutions(tmp_path / "lib.parquet").tolist()} == \
+        _solutions(single)
     r = _run("solve", f, "--openings", out)
     assert r.exit_code == 0 and f"solutions  {single.solutions:,} (complete)" in r.output
     reports = []

@@ -10,13 +10,13 @@ import pytest
 from click.testing import CliRunner
 
 from e2store.cli import main
-from e2store.cli.render import nth_corolle
 from e2store.corolles.enumerate import enumerate_corolles
 from e2store.errors import RenderError
 from e2store.instance.e2sfile import write_e2store
 from e2store.instance.formats import read_instance
 from e2store.instance.generate import generate_instance
 from e2store.instance.model import Instance
+from e2store.reports.drawings import nth_corolle
 from e2store.reports.render import (
     GREY_HEX,
     PALETTE,

@@ -16,11 +16,13 @@ from e2store.cli import main
 from e2store.errors import StoreError
 from e2store.instance.formats import read_instance
 from e2store.instance.model import Instance
-from e2store.reports.plots import PLOT_METRICS, whole_board, write_plots
+from e2store.reports.plots import PLOT_METRICS, plot_metric, whole_board, write_plots
 from e2store.reports.tables import (
     METRICS,
     MISSING,
     Board,
+    Table,
+    Uncounted,
     build_tables,
     column_labels,
     load_tables,
@@ -217,6 +219,16 @@ def test_plots_with_one_board_and_one_hamming(stats_store, tmp_path):
     paths = write_plots(load_tables(root, [a.id], [1]), tmp_path)
     assert [p.name for p in paths] == [f"{m}.png" for m in PLOT_METRICS]
     assert all(p.read_bytes().startswith(PNG_MAGIC) for p in paths)
+
+
+def test_a_count_table_with_an_uncounted_zone_plots():
+    """A zone a count run left out (`Uncounted`) leaves the whole board unknown and is not
+    drawn (it once made the sum fail: the explorer's count tables with pictures)."""
+    board = Board("i1", "b", 4, 4)
+    t = Table("corolles", 1, "count", (board,), ("4x4",), ((0, 0), (1, 0)),
+              ((5,), (Uncounted(10),)))
+    assert whole_board(t) == {"i1": None}
+    plot_metric([t], "corolles")
 
 
 def test_design_worked_example_as_a_table(tmp_path, shared_instances):

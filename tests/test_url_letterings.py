@@ -18,7 +18,6 @@ from click.testing import CliRunner
 from helpers import random_instance
 
 from e2store.cli import main
-from e2store.cli.best import url_score
 from e2store.errors import E2StoreNote
 from e2store.instance.e2sfile import write_e2store
 from e2store.instance.formats import read_instance
@@ -36,6 +35,7 @@ from e2store.instance.url import (
     parse_url,
     read_board_url,
 )
+from e2store.solver.best import score_url as url_score
 from e2store.solver.boards import score
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "instances"

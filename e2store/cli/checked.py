@@ -72,7 +72,7 @@ class BoundedInt(_ImplicitMax, click.IntRange):
             n = int(value) if not isinstance(value, float) else value
         except (TypeError, ValueError):
             self.fail(f"{short(value)} is not an integer", param, ctx)
-        if self.implicit_max and isinstance(n, int) and n > self.max:
+        if self.implicit_max and isinstance(n, int) and self.max is not None and n > self.max:
             self.fail(f"{n} is too large (at most {self.max:,})", param, ctx)
         return super().convert(value, param, ctx)
 
@@ -97,7 +97,7 @@ class FiniteFloat(_ImplicitMax, click.FloatRange):
             self.fail(f"{short(value)} is not a number", param, ctx)
         if not math.isfinite(x):
             self.fail(f"{short(value)} is not a finite number", param, ctx)
-        if self.implicit_max and x > self.max:
+        if self.implicit_max and self.max is not None and x > self.max:
             self.fail(f"{short(value)} is too large (at most {self.max:g})", param, ctx)
         return super().convert(x, param, ctx)
 

@@ -10,16 +10,13 @@ import click
 from e2store.cli.command import command
 from e2store.cli.options import (
     CELLS_OR_ALL,
-    COUNT_METHODS,
+    FORMS,
     INDEX,
     SIDE,
     SIZE,
-    STORE_FORMS,
     BoundedInt,
-    Cell,
     Size,
     board_size,
-    flatten_cells,
     hamming_option,
     instance_argument,
     instance_options,
@@ -30,24 +27,8 @@ from e2store.cli.options import (
     store_option,
     threads_option,
 )
+from e2store.counts.cell import AUTO, COUNT_METHODS
 from e2store.progress import progress_interval
-
-
-def board_cells(width: int, height: int, hamming: int,
-                at: tuple = ()) -> list[Cell]:
-    """The cells of --at values (every cell for 'all'), each checked to be on the board;
-    without --at, every zone's canonical cell."""
-    from e2store.zones.zonemap import zone_map
-
-    zm = zone_map(width, height, hamming)
-    if not at:
-        return [(z.x, z.y) for z in zm.zones]
-    wanted = flatten_cells(at)
-    cells = ([(x, y) for y in range(height) for x in range(width)]
-             if wanted is None else wanted)
-    for x, y in cells:
-        zm.check_cell(x, y)
-    return cells
 
 
 @command("zones", examples=[
@@ -90,37 +71,6 @@ def _describe_zones(zm) -> str:
     return "\n".join(lines)
 
 
-# the work each method reports: search nodes, stems (hamming h-1 corolles) or cores
-WORK = {"enumerate": "nodes", "factorised": "stems", "arms": "cores"}
-
-
-def best_method(hamming: int) -> str:
-    """The exact method the count tables use at this hamming: arms at hamming 3, else
-    factorised (e2store.counts.shards.method_of)."""
-    from e2store.counts.shards import ARM_METHOD, method_of
-
-    return "arms" if method_of(hamming) == ARM_METHOD else "factorised"
-
-
-def count_cell(inst, x: int, y: int, hamming: int, method: str, threads: int = 1,
-               progress: bool = False) -> tuple[int, int, float]:
-    """(corolles, work, seconds) at one cell by `method` (enumerate, factorised, arms)."""
-    if method == "arms":
-        from e2store.corolles.arms import count_by_arms
-
-        a = count_by_arms(inst, x, y, threads=threads, progress=progress)
-        return a.corolles, a.stems, a.seconds
-    if method == "factorised":
-        from e2store.corolles.factorised import count_factorised
-
-        f = count_factorised(inst, x, y, hamming, threads=threads, progress=progress)
-        return f.corolles, f.stems, f.seconds
-    from e2store.corolles.enumerate import count_corolles
-
-    r = count_corolles(inst, x, y, hamming, threads=threads, progress=progress)
-    return r.corolles, r.nodes, r.seconds
-
-
 @command("count", legacy={"--zones": None}, examples=[
     "e2store count pieces_7x7.txt --hamming 2",
     "e2store count pieces_7x7.txt --hamming 1 --hamming 2 --at 0,0 --at 3,3 --json",
@@ -132,7 +82,7 @@ def count_cell(inst, x: int, y: int, hamming: int, method: str, threads: int = 1
 @click.option("--at", "at", multiple=True, type=CELLS_OR_ALL,
               help="Cell(s) to count at (repeatable), or 'all' for every cell; default: "
               "every zone's canonical cell.")
-@click.option("--method", type=click.Choice(COUNT_METHODS), default="auto", show_default=True,
+@click.option("--method", type=click.Choice(COUNT_METHODS), default=AUTO, show_default=True,
               help="auto: the count tables' method (arms at hamming 3, else factorised); "
               "enumerate: walk every corolle (work: search nodes); factorised: stems times "
               "injective choices of the last ring (work: stems); arms: hamming 3 only, cores "
@@ -150,63 +100,25 @@ def count(instance: Path, fmt: str, sides: str | None, size: Size | None,
 
     Every method gives the same counts; they differ in speed and in the work they report.
     """
-    from e2store.zones.zonemap import zone_map
+    from e2store.counts.cell import check_count_request, count_cells
 
-    if method == "arms" and any(h != 3 for h in hammings):
-        raise click.BadParameter("the arms method counts hamming 3 only",
-                                 param_hint="'--method'")
-    if distinct and method not in ("auto", "enumerate"):
-        raise click.BadParameter(f"--distinct walks the distinct corolles (enumerate), not "
-                                 f"{method}", param_hint="'--method'")
-    hammings = tuple(dict.fromkeys(hammings))  # each once, in order
+    try:
+        check_count_request(hammings, method, distinct)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--method'") from None
     inst = load_instance(instance, fmt, sides, size)
-    jobs = [(h, board_cells(inst.width, inst.height, h, at)) for h in hammings]
+    counts = count_cells(inst, hammings, at, method, threads, distinct, progress=True)
     if not as_json:
         click.echo(f"{'h':>2} {'x':>3} {'y':>3} {'zone':>5} {'corolles':>15} {'method':>10} "
                    f"{'work':>15} {'seconds':>9} {'corolles/s':>12}"
                    + (f" {'raw':>17}" if distinct else ""))
-    for h, cells in jobs:
-        used = "enumerate" if distinct else best_method(h) if method == "auto" else method
-        zm = zone_map(inst.width, inst.height, h)
-        for x, y in cells:
-            raw = None
-            if distinct:
-                from e2store.corolles.enumerate import count_corolles
-
-                r = count_corolles(inst, x, y, h, threads=threads, progress=True,
-                                   distinct=True)
-                corolles, effort, seconds, raw = r.corolles, r.nodes, r.seconds, r.raw
-            else:
-                corolles, effort, seconds = count_cell(inst, x, y, h, used, threads, True)
-            zone = int(zm.zone_of[y, x])
-            rate = corolles / seconds if seconds > 0 else 0.0
-            if as_json:
-                click.echo(json.dumps({"instance": inst.id, "x": x, "y": y, "zone": zone,
-                                       "hamming": h, "method": used, "corolles": corolles,
-                                       WORK[used]: effort, "seconds": round(seconds, 6),
-                                       **({"distinct": True, "raw_corolles": raw}
-                                          if distinct else {})}))
-            else:
-                click.echo(f"{h:>2} {x:>3} {y:>3} {zone:>5} {corolles:>15,} {used:>10} "
-                           f"{effort:>15,} {seconds:>9.3f} {rate:>12,.0f}"
-                           + (f" {raw:>17,}" if distinct else ""))
-
-
-def zone_ids(at: tuple, zm) -> list[int] | None:
-    """--at X,Y ... -> the ids of those cells' zones; no --at (or 'all') -> None (every
-    zone)."""
-    from e2store.errors import ZoneError
-
-    cells = flatten_cells(at) if at else None
-    if cells is None:
-        return None
-    out = []
-    for x, y in cells:
-        try:
-            out.append(int(zm.zone_at(x, y).id))
-        except ZoneError as exc:
-            raise click.BadParameter(str(exc), param_hint="'--at'") from None
-    return sorted(set(out))
+    for c in counts:
+        if as_json:
+            click.echo(json.dumps(c.to_dict()))
+        else:
+            click.echo(f"{c.hamming:>2} {c.x:>3} {c.y:>3} {c.zone:>5} {c.corolles:>15,} "
+                       f"{c.method:>10} {c.work:>15,} {c.seconds:>9.3f} {c.rate:>12,.0f}"
+                       + (f" {c.raw:>17,}" if distinct else ""))
 
 
 @command("enumerate", legacy={"--out": "--store", "--zones": "--at"}, examples=[
@@ -221,7 +133,7 @@ def zone_ids(at: tuple, zm) -> list[int] | None:
 @click.option("--at", "at", multiple=True, type=CELLS_OR_ALL,
               help="Enumerate the zones of these cells (repeatable); default: every zone.")
 @store_option(help="Store directory (created if missing).")
-@click.option("--form", "forms", multiple=True, type=click.Choice(STORE_FORMS),
+@click.option("--form", "forms", multiple=True, type=click.Choice(FORMS),
               help="Storage form(s) to write (repeatable): flat rows, prefix-compressed rows, "
               "cartesian stems with last-ring candidate lists, or distinct rows (one per "
               "distinct corolle, with its multiplicity).  [default: flat; distinct with "
@@ -240,15 +152,20 @@ def enumerate_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None
     Every zone of the board (or those of the --at cells) at every --hamming, in every
     --form; partitions already complete are skipped (unless --force).
     """
-    forms = (*forms, "distinct") if distinct else forms or ("flat",)
     from tqdm import tqdm
 
-    from e2store.store.build import enumerate_store
+    from e2store.errors import ZoneError
+    from e2store.store.build import enumerate_forms, enumerate_store
+    from e2store.zones.cells import zone_ids
     from e2store.zones.zonemap import zone_map
 
+    forms = enumerate_forms(forms, distinct)  # flat unless asked (the library decides)
     hammings = tuple(dict.fromkeys(hammings))  # each once, in order
     inst = load_instance(instance, fmt, sides, size)
-    todo = [(h, zone_ids(at, zone_map(inst.width, inst.height, h))) for h in hammings]
+    try:
+        todo = [(h, zone_ids(zone_map(inst.width, inst.height, h), at)) for h in hammings]
+    except ZoneError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--at'") from None
     for h, ids in todo:
         with tqdm(desc=f"enumerate h={h}", unit=" corolles", unit_scale=True,
                   delay=1.0, mininterval=progress_interval()) as bar:
@@ -262,27 +179,6 @@ def enumerate_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None
                    f"{size_b:,} bytes), {skipped} already complete")
 
 
-def instance_id(value: str) -> str:
-    """An instance id, or the id of the instance in the piece file `value` when it exists."""
-    from e2store.instance.formats import read_instance
-
-    path = Path(value)
-    return read_instance(path).id if path.is_file() else value
-
-
-def store_instance(store: Path, instance: str | None) -> str:
-    """The id `--instance` names (an id or a piece file), or the store's only instance."""
-    from e2store.store.read import read_manifest
-
-    if instance is not None:
-        return instance_id(instance)
-    ids = sorted({p["instance"] for p in read_manifest(store)["partitions"]})
-    if len(ids) != 1:
-        raise click.UsageError(f"the store holds {len(ids)} instances; give --instance "
-                               f"({', '.join(ids)})")
-    return ids[0]
-
-
 @command("expand", legacy_store_positional=True, examples=[
     "e2store expand --store store/ --hamming 2 --zone 3 --form cartesian",
     "e2store expand --store store/ --hamming 2 --zone 3 --rotation 1 --form prefix "
@@ -294,7 +190,7 @@ def store_instance(store: Path, instance: str | None) -> str:
 @click.option("--zone", type=INDEX, required=True, help="Zone id.")
 @click.option("--rotation", type=BoundedInt(0, 3), default=0, show_default=True,
               help="Rotation of the partition (clockwise quarter turns).")
-@click.option("--form", type=click.Choice(STORE_FORMS), required=True, help="Form to read.")
+@click.option("--form", type=click.Choice(FORMS), required=True, help="Form to read.")
 @output_option("Write the flat rows to this file (atomically): Parquet, or Arrow IPC if FILE "
                "ends in .arrow.")
 def expand(store: Path, instance: str | None, hamming: int, zone: int, rotation: int,
@@ -304,43 +200,18 @@ def expand(store: Path, instance: str | None, hamming: int, zone: int, rotation:
     The digest is a sha256 over the rows sorted, so every form of one partition prints the
     same digest: the distinct form's rows are expanded to the raw corolles they stand for.
     """
-    import hashlib
-
-    import numpy as np
-
-    from e2store.store.read import read_partition
+    from e2store.errors import MissingInstanceError
+    from e2store.store.read import expand_partition, store_instance
     from e2store.store.write import write_flat_file
 
-    instance = store_instance(store, instance)
-    distinct = ""
-    if form == "distinct":
-        cells, front, mult = _expand_distinct(store, instance, hamming, zone, rotation)
-        distinct = f" from {len(mult):,} distinct rows"
-    else:
-        cells, front = read_partition(store, instance, hamming, zone, rotation, form)
-    rows = np.hstack([cells.astype(np.int16), front.astype(np.int16)])
-    digest = hashlib.sha256(rows[np.lexsort(rows.T[::-1])].tobytes()).hexdigest()
+    try:
+        instance = store_instance(store, instance)
+    except MissingInstanceError as exc:
+        raise click.UsageError(str(exc)) from None
+    part = expand_partition(store, instance, hamming, zone, rotation, form)
     if output is not None:
-        write_flat_file(output, cells, front, hamming)
+        write_flat_file(output, part.cells, part.front, hamming)
+    distinct = ("" if part.multiplicity is None
+                else f" from {len(part.multiplicity):,} distinct rows")
     click.echo(f"{instance} hamming={hamming} zone={zone} rotation={rotation} form={form}: "
-               f"{len(cells):,} corolles{distinct}, sha256 {digest}")
-
-
-def _expand_distinct(store: Path, instance: str, hamming: int, zone: int, rotation: int):
-    """(cells, frontier, multiplicities) of a distinct partition, its rows expanded to the
-    raw corolles (checked against the multiplicities stored)."""
-    import numpy as np
-
-    from e2store.corolles.forms import frontier_of
-    from e2store.errors import StoreError
-    from e2store.instance.classes import DistinctPieces
-    from e2store.store.read import read_distinct, read_store_instance
-
-    inst = read_store_instance(store, instance)
-    rows, _, mult = read_distinct(store, instance, hamming, zone, rotation)
-    cells = DistinctPieces.of(inst).expand(rows)
-    if len(cells) != int(mult.sum()):
-        raise StoreError(f"{store}: distinct partition zone={zone} rotation={rotation}: its rows "
-                         f"expand to {len(cells):,} corolles, its multiplicities say "
-                         f"{int(mult.sum()):,}; run `e2store verify --store {store}`")
-    return cells.astype(np.int16), frontier_of(cells, inst, hamming), mult
+               f"{len(part.cells):,} corolles{distinct}, sha256 {part.digest}")

@@ -4,14 +4,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 
 from e2store.cli.command import command
-from e2store.cli.corolles import board_cells
 from e2store.cli.options import (
     CELL,
     CELLS_OR_ALL,
@@ -36,51 +33,30 @@ from e2store.cli.options import (
     status_option,
     threads_option,
 )
-
-
-def _board(path: Path, inst):
-    from e2store.reports.tables import Board
-
-    return Board(inst.id, path.stem, inst.width, inst.height)
-
-
-def _read_json(path: Path, what: str, made_by: str, check: Callable[[Any], object]) -> Any:
-    """JSON that `check` accepts, else a clear error naming the file and what it should
-    have been (`read_json_file`: read with a cap, one line)."""
-    return read_json_file(path, what, made_by, check)
-
-
-def _check_plan(plan: dict) -> None:
-    for z in plan["zones"]:
-        int(z["x"]), int(z["y"]), int(z["shards"])
-    plan["instance"], int(plan["hamming"])
-
-
-def _check_estimates(rows: list) -> None:
-    for e in rows:
-        e["instance"], int(e["hamming"]), int(e["x"]), int(e["y"])
-        float(e["corolles"]), float(e["rel_error"])
+from e2store.counts.runs import (
+    DEFAULT_MAX_SHARDS,
+    DEFAULT_SHARD_STEMS,
+    check_count_plan,
+    check_estimates,
+)
 
 
 def _read_plan(path: Path) -> dict:
     """A count plan written by `e2store stage count-plan`."""
-    return _read_json(path, "plan", "a count plan of `e2store stage count-plan`", _check_plan)
+    return read_json_file(path, "plan", "a count plan of `e2store stage count-plan`",
+                          check_count_plan)
 
 
 def _read_estimates(path: Path) -> list[dict]:
     """The rows of an estimates file of `e2store count-estimate -o`."""
-    return _read_json(path, "estimates", "an estimates file of `e2store count-estimate -o`",
-                      _check_estimates)
+    return read_json_file(path, "estimates",
+                          "an estimates file of `e2store count-estimate -o`", check_estimates)
 
 
 _max_stems_option = click.option(
     "--max-stems", type=FiniteFloat(min=1), default=None, metavar="N",
     help="Leave out (uncounted) every zone with more than N stems (hamming h-1 corolles, "
          "counted first); e.g. 2e9. Default: count every zone.")
-
-
-def _cells(inst, hamming: int, at: tuple = ()) -> list[tuple[int, int]]:
-    return board_cells(inst.width, inst.height, hamming, at)
 
 
 @command("tabulate", legacy={"--out": "--records", "--tables": "--output"}, examples=[
@@ -97,10 +73,11 @@ def _cells(inst, hamming: int, at: tuple = ()) -> list[tuple[int, int]]:
 @click.option("--at", "at", multiple=True, type=CELLS_OR_ALL,
               help="Cells to count (repeatable); default: every zone's canonical cell.")
 @records_option()
-@click.option("--shard-stems", type=COUNT, default=50_000_000,
+@click.option("--shard-stems", type=COUNT, default=DEFAULT_SHARD_STEMS,
               show_default=True,
               help="Aim for about this many stems (hamming h-1 corolles) per shard.")
-@click.option("--max-shards", type=BoundedInt(1, MAX_SHARDS), default=64, show_default=True,
+@click.option("--max-shards", type=BoundedInt(1, MAX_SHARDS), default=DEFAULT_MAX_SHARDS,
+              show_default=True,
               help="At most this many shards per zone.")
 @_max_stems_option
 @output_option("Also write the tables corolles_h<h> and seconds_h<h> (.csv, .md) in this "
@@ -123,49 +100,30 @@ def tabulate(instances: tuple[Path, ...], fmt: str, sides: str | None, size: Siz
     --records, so a rerun resumes where the last one stopped.  --distinct walks the
     distinct corolles instead (`e2store count --distinct`).
     """
-    from e2store.counts.shards import count_tables, count_zone, plan_count_zones, uncounted_zones
+    from e2store.counts.runs import tabulate_zones, tabulated_tables
     from e2store.reports.tables import write_tables
 
-    hammings = tuple(dict.fromkeys(hammings))  # each once, in order
     loaded = [(p, load_instance(p, fmt, sides, size)) for p in instances]
-    plans = []
+    done = []
     if not as_json:
         click.echo(f"{'board':<22} {'h':>2} {'x':>3} {'y':>3} {'corolles':>28} "
                    f"{'shards':>6} {'seconds':>10}")
-    for h in hammings:
-        for path, inst in loaded:
-            zones = plan_count_zones(inst, _cells(inst, h, at), h, shard_stems, max_shards,
-                               None if max_stems is None else int(max_stems))
-            plans.append({"instance": inst.id, "hamming": h, "zones": zones})
-            for zp in zones:
-                x, y, shards = zp["x"], zp["y"], zp["shards"]
-                if shards == 0:
-                    if as_json:
-                        click.echo(json.dumps({"instance": inst.id, "x": x, "y": y,
-                                               "hamming": h, "stems": zp["stems"],
-                                               "uncounted": True}))
-                    else:
-                        click.echo(f"{path.stem:<22} {h:>2} {x:>3} {y:>3} "
-                                   f"{'left out: ' + format(zp['stems'], '.2e') + ' stems':>28}")
-                    continue
-                z = count_zone(records, inst, x, y, h, shards, threads=threads, progress=True,
-                               distinct=distinct)
-                if as_json:
-                    click.echo(json.dumps({"instance": inst.id, "x": x, "y": y, "zone": z.zone,
-                                           "hamming": h, "corolles": z.corolles,
-                                           "stems": z.stems, "shards": shards,
-                                           "resumed": z.resumed,
-                                           "seconds": round(z.seconds, 6),
-                                           **({"distinct": True, "raw_corolles": z.raw}
-                                              if distinct else {})}))
-                else:
-                    shown = (f"{z.corolles:,} ({z.raw:,} raw)" if distinct
-                             else f"{z.corolles:,}")
-                    click.echo(f"{path.stem:<22} {h:>2} {x:>3} {y:>3} {shown:>28} "
-                               f"{shards:>6} {z.seconds:>10.2f}")
+    for t in tabulate_zones(records, loaded, hammings, at, shard_stems, max_shards, max_stems,
+                            threads=threads, distinct=distinct, progress=True):
+        done.append(t)
+        x, y, h, z = t.plan["x"], t.plan["y"], t.hamming, t.count
+        if as_json:
+            click.echo(json.dumps(t.to_dict(distinct)))
+        elif z is None:
+            click.echo(f"{t.name:<22} {h:>2} {x:>3} {y:>3} "
+                       f"{'left out: ' + format(t.plan['stems'], '.2e') + ' stems':>28}")
+        else:
+            shown = f"{z.corolles:,} ({z.raw:,} raw)" if distinct else f"{z.corolles:,}"
+            click.echo(f"{t.name:<22} {h:>2} {x:>3} {y:>3} {shown:>28} "
+                       f"{t.plan['shards']:>6} {z.seconds:>10.2f}")
     if output is not None:
-        write_tables(count_tables(records, [(_board(p, i), i) for p, i in loaded], hammings,
-                                  uncounted_zones(plans), distinct=distinct), output)
+        write_tables(tabulated_tables(records, loaded, hammings, done, distinct=distinct),
+                     output)
 
 
 @command("count-shard", legacy={"--out": "--records"}, examples=[
@@ -185,18 +143,14 @@ def count_shard_cmd(instance: Path, fmt: str, sides: str | None, size: Size | No
                     hamming: int, at: tuple[int, int], shard: tuple[int, int], records: Path,
                     threads: int, as_json: bool) -> None:
     """Count one shard of one zone and write its record (skipped when already there)."""
-    from e2store.counts.shards import run_shard
+    from e2store.counts.runs import shard_receipt
 
     inst = load_instance(instance, fmt, sides, size)
     k, s = shard
-    (x, y), = _cells(inst, hamming, ((at,),))
-    got = run_shard(records, inst, x, y, hamming, k, s, threads=threads, progress=True)
-    line = {"instance": inst.id, "x": x, "y": y, "hamming": hamming, "shard": k, "shards": s,
-            "corolles": got.corolles, "stems": got.stems, "resumed": got.resumed,
-            "seconds": round(got.seconds, 6)}
+    line = shard_receipt(records, inst, at, hamming, k, s, threads=threads, progress=True)
     click.echo(json.dumps(line) if as_json else
-               f"({x},{y}) h={hamming} shard {k}/{s}: {got.corolles:,} corolles"
-               f"{' (record already there)' if got.resumed else ''}")
+               f"({line['x']},{line['y']}) h={hamming} shard {k}/{s}: {line['corolles']:,} "
+               f"corolles{' (record already there)' if line['resumed'] else ''}")
 
 
 @command("count-plan", examples=[
@@ -205,9 +159,10 @@ def count_shard_cmd(instance: Path, fmt: str, sides: str | None, size: Size | No
 @instance_argument
 @instance_options
 @hamming_option
-@click.option("--shard-stems", type=COUNT, default=50_000_000,
+@click.option("--shard-stems", type=COUNT, default=DEFAULT_SHARD_STEMS,
               show_default=True, help="Aim for about this many stems per shard.")
-@click.option("--max-shards", type=BoundedInt(1, MAX_SHARDS), default=64, show_default=True,
+@click.option("--max-shards", type=BoundedInt(1, MAX_SHARDS), default=DEFAULT_MAX_SHARDS,
+              show_default=True,
               help="At most this many shards per zone.")
 @_max_stems_option
 @output_option("JSON plan: every zone's cell, stems and shard count (0: left out).",
@@ -216,14 +171,12 @@ def count_plan(instance: Path, fmt: str, sides: str | None, size: Size | None, h
                shard_stems: int, max_shards: int, max_stems: float | None,
                output: Path) -> None:
     """Plan a count table: the zones of the board and the shards of each."""
-    from e2store.counts.shards import plan_count_zones
+    from e2store.counts.runs import count_plan
     from e2store.files import atomic_write_text
 
     inst = load_instance(instance, fmt, sides, size)
-    zones = plan_count_zones(inst, _cells(inst, hamming), hamming, shard_stems, max_shards,
-                       None if max_stems is None else int(max_stems))
-    atomic_write_text(output, json.dumps({"instance": inst.id, "hamming": hamming,
-                                          "zones": zones}, indent=1) + "\n")
+    doc = count_plan(inst, hamming, (), shard_stems, max_shards, max_stems)
+    atomic_write_text(output, json.dumps(doc, indent=1) + "\n")
 
 
 @command("count-gather", legacy={"--out": "--records"}, examples=[
@@ -252,28 +205,13 @@ def count_gather(instances: tuple[Path, ...], fmt: str, sides: str | None,
                  plans: tuple[Path, ...], estimates: tuple[Path, ...], require: bool,
                  output: Path) -> None:
     """Sum the shard records into corolles_h<h> and seconds_h<h> tables (.csv, .md)."""
-    from e2store.counts.shards import count_tables, estimated_zones, uncounted_zones, zone_records
-    from e2store.errors import StoreError
+    from e2store.counts.runs import gathered_tables
     from e2store.reports.tables import write_tables
 
-    hammings = tuple(dict.fromkeys(hammings))  # each once, in order
     loaded = [(p, load_instance(p, fmt, sides, size)) for p in instances]
-    left = uncounted_zones(_read_plan(p) for p in plans)
-    est = estimated_zones(e for p in estimates for e in _read_estimates(p))
-    if require:
-        for h in hammings:
-            for _, inst in loaded:
-                done = {(r["x"], r["y"]) for r in zone_records(records, inst.id, h)}
-                spared = left.get((inst.id, h), {})
-                missing = [c for c in _cells(inst, h) if c not in done and c not in spared]
-                if missing:
-                    raise StoreError(
-                        f"{inst.id} h={h}: zone cell(s) "
-                        f"{' '.join(f'{x},{y}' for x, y in missing)} have no complete "
-                        f"set of shard records under {records}; run `e2store tabulate` or "
-                        f"`e2store stage count-shard` for them first")
-    for p in write_tables(count_tables(records, [(_board(p, i), i) for p, i in loaded],
-                                       hammings, left, est), output):
+    tables = gathered_tables(records, loaded, hammings, [_read_plan(p) for p in plans],
+                             [e for p in estimates for e in _read_estimates(p)], require)
+    for p in write_tables(tables, output):
         click.echo(str(p))
 
 
@@ -307,29 +245,25 @@ def count_estimate(instance: Path, fmt: str, sides: str | None, size: Size | Non
     Random paths down the stem walk (e2store.corolles.sampling); exact when the sample
     would cover every path.
     """
-    from e2store.corolles.sampling import estimate_count
-    from e2store.counts.shards import uncounted_zones
+    from e2store.counts.runs import estimate_cells, plan_cells
     from e2store.files import atomic_write_text
+    from e2store.zones.cells import board_cells
 
     inst = load_instance(instance, fmt, sides, size)
     if plan is not None and at:
         raise click.UsageError("give --plan or --at cells, not both")
-    cells = _cells(inst, hamming, at)
+    cells = board_cells(inst.width, inst.height, hamming, at)
     if plan is not None:
-        p = _read_plan(plan)
-        if p["instance"] != inst.id or int(p["hamming"]) != hamming:
-            raise click.BadParameter(f"{plan}: a plan of {p['instance']} at hamming "
-                                     f"{p['hamming']}, not of {inst.id} at hamming {hamming}")
-        cells = sorted(uncounted_zones([p]).get((inst.id, hamming), {}),
-                       key=lambda c: (c[1], c[0]))
+        try:
+            cells = plan_cells(_read_plan(plan), inst, hamming)
+        except ValueError as exc:
+            raise click.BadParameter(f"{plan}: {exc}") from None
     rows = []
     if not as_json:
         click.echo(f"{'x':>3} {'y':>3} {'corolles':>26} {'rel. error':>10} {'samples':>12} "
                    f"{'seconds':>9}")
-    for x, y in cells:
-        e = estimate_count(inst, x, y, hamming, samples=int(samples), tail=tail, seed=seed,
-                           threads=threads, progress=True)
-        row = {"instance": inst.id, **e.to_dict()}
+    for e, row in estimate_cells(inst, hamming, cells, samples=samples, tail=tail, seed=seed,
+                                 threads=threads, progress=True):
         rows.append(row)
         if as_json:
             click.echo(json.dumps(row))
@@ -337,7 +271,7 @@ def count_estimate(instance: Path, fmt: str, sides: str | None, size: Size | Non
             value = f"{e.corolles:,}" if e.exact else f"~{e.corolles:.6e}"
             err = ("exact" if e.exact else "no hit" if not e.corolles else
                    f"{100 * e.rel_error:.3f}%")  # no sampled path completed: raise samples
-            click.echo(f"{x:>3} {y:>3} {value:>26} {err:>10} {e.samples:>12,} "
+            click.echo(f"{e.x:>3} {e.y:>3} {value:>26} {err:>10} {e.samples:>12,} "
                        f"{e.seconds:>9.2f}")
     if output is not None:
         atomic_write_text(output, json.dumps(rows, indent=1) + "\n")

@@ -23,17 +23,17 @@ from e2store.cli.options import (
     load_instance,
     output_option,
 )
-
-DEFAULT_SECONDS = 600.0
+from e2store.exact.check import COUNT_MODELS
+from e2store.exact.crosscheck import CROSSCHECK_BREAKS, CROSSCHECK_MINUTES, CROSSCHECK_SECONDS
 
 
 def _fixed(inst, value: str | None) -> dict | None:
-    """The fixed cells of `--fixed` (e2store.cli.solve.fixed_cells: the same bounded reader
+    """The fixed cells of `--fixed` (e2store.solver.fixed_cells: the same bounded reader
     as `solve`'s), checked against the board by the exact model before anything runs."""
     if value is None:
         return None
-    from e2store.cli.solve import fixed_cells
     from e2store.exact.encode import check_fixed
+    from e2store.solver.scan import fixed_cells
 
     fixed = fixed_cells(inst, value)
     check_fixed(inst, fixed or {})
@@ -82,7 +82,7 @@ def _report(checks: list, as_json: bool) -> None:
 @click.option("--at", "at", multiple=True, type=CELLS_OR_ALL,
               help="With --hamming: cell(s) to check (repeatable), or 'all'; default every "
               "zone's canonical cell.")
-@click.option("--model", "model", type=click.Choice(("both", "sql", "count")), default="both",
+@click.option("--model", "model", type=click.Choice(("both", *COUNT_MODELS)), default="both",
               show_default=True, help="With --hamming: the DuckDB join, ganak model counting "
               "over the region's CNF, or both.")
 @click.option("--solutions", is_flag=True,
@@ -96,9 +96,9 @@ def _report(checks: list, as_json: bool) -> None:
 @click.option("--best", is_flag=True,
               help="Check the best score (matched joins): MaxSAT's optimum against "
               "`solve --best`.")
-@click.option("--minutes", type=MINUTES, default=0.25, show_default=True,
+@click.option("--minutes", type=MINUTES, default=CROSSCHECK_MINUTES, show_default=True,
               help="With --best: the wall time of `solve --best` (inside --seconds).")
-@click.option("--breaks", default="blackwood", show_default=True, metavar="NAME|D1,...",
+@click.option("--breaks", default=CROSSCHECK_BREAKS, show_default=True, metavar="NAME|D1,...",
               help="With --best: the break schedule of `solve --best`.")
 @click.option("--expect", type=BoundedInt(0), default=None,
               help="Check the models against this number instead of e2store's kernels "
@@ -108,7 +108,7 @@ def _report(checks: list, as_json: bool) -> None:
               help="With --hamming: record each agreeing count in this count-records "
               "directory (`tabulate --records`): the count tables and `serve` mark it "
               "crosschecked.")
-@click.option("--seconds", type=SECONDS, default=DEFAULT_SECONDS, show_default=True,
+@click.option("--seconds", type=SECONDS, default=CROSSCHECK_SECONDS, show_default=True,
               help="Time limit of the whole check: e2store's side, building the models and "
               "the model calls; past it the check is out of reach.")
 @json_option("One JSON object per check on stdout.")
@@ -125,9 +125,11 @@ def crosscheck(instance: Path, fmt: str, sides: str | None, size: Size | None,
     whole command: past it the checks not finished are out of reach (exit 0).
     """
     from e2store.errors import ExactInputError
-    from e2store.exact.models import Deadline, require
+    from e2store.exact.crosscheck import check_request
+    from e2store.exact.crosscheck import crosscheck as run_checks
+    from e2store.exact.models import Deadline
 
-    deadline = Deadline(seconds)
+    deadline = Deadline(seconds, hint="raise --seconds")
     asked = [n for n, v in (("--hamming", hamming is not None), ("--solutions", solutions),
                             ("--best", best)) if v]
     if len(asked) != 1:
@@ -144,26 +146,16 @@ def crosscheck(instance: Path, fmt: str, sides: str | None, size: Size | None,
         raise ExactInputError(f"--minutes {minutes:g} ({minutes * 60:g} s of `solve --best`) "
                               f"leaves no time of --seconds {seconds:g} for the MaxSAT model: "
                               f"raise --seconds or lower --minutes")
-    for kind in (["count"] if hamming is not None and model != "sql" else []) + \
-            (["enumerate"] if solutions else []) + (["optimum"] if best else []):
-        require(kind)  # the exact extra missing: said now, not after e2store's side ran
+    kind = {"--hamming": "corolles", "--solutions": "solutions", "--best": "best"}[asked[0]]
+    models = COUNT_MODELS if model == "both" else (model,)
+    # the rest of the request (the exact extra installed): said before the instance is read
+    check_request(kind, hamming=hamming, models=models, expect=expect, records=records,
+                  minutes=minutes, seconds=deadline)
     inst = load_instance(instance, fmt, sides, size)
-    if hamming is not None:
-        checks = _counts(inst, hamming, at, model, expect, deadline)
-    elif solutions:
-        checks = [_solutions(inst, fixed_value, no_break, expect, deadline)]
-    else:
-        checks = [_best(inst, fixed_value, minutes, breaks, expect, deadline)]
-    if expect is not None:
-        for c in checks:
-            c.source = "expected"
-    if records is not None:
-        from e2store.counts.shards import write_crosscheck
-
-        for c in checks:
-            if c.status == "agree":
-                x, y = c.cell
-                write_crosscheck(records, inst, x, y, hamming, c.expected, c.models, c.seconds)
+    checks = run_checks(inst, kind, hamming=hamming, at=at, models=models,
+                        fixed=_fixed(inst, fixed_value), symmetry_break=not no_break,
+                        minutes=minutes, breaks=breaks, expect=expect, seconds=deadline,
+                        records=records)
     _report(checks, as_json)
 
 
@@ -190,141 +182,6 @@ def _refuse_others(asked: str) -> None:
                               f"for {' / '.join(needs)}, not {asked}")
 
 
-def _counts(inst, hamming: int, at: tuple, model: str, expect, deadline) -> list:
-    """The corolle checks of the cells asked: e2store's counts in a child process under
-    the deadline (those it reaches), then the models of each cell."""
-    from e2store.cli.corolles import board_cells
-    from e2store.errors import OutOfReachError
-    from e2store.exact.check import COUNT_MODELS, check_count
-    from e2store.exact.models import run_child
-
-    models = COUNT_MODELS if model == "both" else (model,)
-    # past w+h-2 every cell's region is the whole board, so the zones are those of w+h-2
-    # (the zone map of a larger radius takes seconds to find the same: 20 s at 255)
-    cells = board_cells(inst.width, inst.height,
-                        min(hamming, inst.width + inst.height - 2), at)
-    figures: dict[tuple[int, int], int] = {}
-    late = None
-    if expect is None:
-        try:
-            run_child(_e2store_counts, (inst, cells, hamming), seconds=deadline,
-                      what="e2store's count", progress=lambda v: figures.update({v[:2]: v[2]}),
-                      done=lambda: f"{len(figures)} of {len(cells)} cells counted")
-        except OutOfReachError as exc:
-            late = str(exc)
-    else:
-        figures = {c: expect for c in cells}
-    out = []
-    for x, y in cells:
-        c = check_count(inst, x, y, hamming, figures.get((x, y)), models=models,
-                        seconds=deadline)
-        if (x, y) not in figures:
-            c.notes.append(late or "e2store's count: no figure")
-        out.append(c)
-    return out
-
-
-def _killable() -> None:
-    """Set up a child process that the time limit may kill: tqdm's lock (taken by every
-    bar, even a disabled one) a thread lock rather than a named semaphore, which a killed
-    process never frees (the resource tracker then warns on stderr)."""
-    import threading
-
-    from tqdm import tqdm
-
-    tqdm.set_lock(threading.RLock())
-
-
-def _e2store_counts(inst, cells: list, hamming: int, emit) -> None:
-    """e2store's side of `--hamming` (in a child process): each cell's count by the count
-    tables' method, emitted as (x, y, count) when it is done."""
-    from e2store.cli.corolles import best_method, count_cell
-
-    _killable()
-    for x, y in cells:
-        emit((x, y, count_cell(inst, x, y, hamming, best_method(hamming), 1, False)[0]))
-
-
-def _solutions(inst, fixed_value, no_break: bool, expect, deadline):
-    """The solutions check: e2store's `solve --all` in a child process under the deadline,
-    then the SAT model."""
-    from e2store.errors import OutOfReachError
-    from e2store.exact.check import check_board, check_solutions
-    from e2store.exact.models import run_child
-
-    fixed = _fixed(inst, fixed_value)
-    sym = not no_break and not fixed
-    check_board(inst, fixed)
-    late = None
-    if expect is None:
-        try:
-            expected = run_child(_e2store_solutions, (inst, fixed, sym), seconds=deadline,
-                                 what="e2store's solve --all")
-        except OutOfReachError as exc:
-            expected, late = None, str(exc)
-    else:
-        expected = expect
-    check = check_solutions(inst, expected, fixed=fixed, symmetry_break=sym, seconds=deadline)
-    if late:
-        check.notes.append(late)
-    return check
-
-
-def _e2store_solutions(inst, fixed: dict | None, sym: bool, emit) -> int:
-    """e2store's side of `--solutions` (in a child process): `solve --all`'s count."""
-    from e2store.solver.search import solve
-
-    _killable()
-    return solve(inst, "rowscan", symmetry_break=sym, seed=fixed, max_stored=1).solutions
-
-
-def _best(inst, fixed_value, minutes: float, breaks: str, expect, deadline):
-    """The best-score check: e2store's `solve --best` for `minutes` in a child process
-    under the deadline, then MaxSAT with what is left."""
-    from e2store.errors import OutOfReachError
-    from e2store.exact.check import check_best, check_board
-    from e2store.exact.models import run_child
-
-    fixed = _fixed(inst, fixed_value)
-    check_board(inst, fixed)
-    late = None
-    if expect is None:
-        try:
-            found = run_child(_e2store_best, (inst, fixed, breaks, minutes * 60),
-                              seconds=deadline, what="e2store's solve --best")
-        except OutOfReachError as exc:
-            found, late = None, str(exc)
-    else:
-        found = expect
-    check, _board = check_best(inst, found, fixed=fixed, seconds=deadline)
-    if late:
-        check.notes.append(late)
-    return check
-
-
-def _e2store_best(inst, fixed: dict | None, breaks: str, seconds: float, emit) -> int:
-    """e2store's side of `--best` (in a child process): the best score of `solve --best`'s
-    restarts, each board's holes filled; with every cell fixed, that board's score."""
-    import numpy as np
-
-    from e2store.solver.boards import score
-
-    _killable()
-    fixed = fixed or {}
-    w = inst.width
-    if len(fixed) == inst.n_pieces:  # nothing to search: the board is given
-        board = np.full(inst.n_pieces, -1, dtype=np.int64)
-        for (x, y), v in fixed.items():
-            board[y * w + x] = v
-        return int(score(inst, board).matched)
-    from e2store.solver.best_run import run_best
-    from e2store.solver.fill import fill_holes
-
-    run = run_best(inst, fixed=fixed or None, breaks=breaks, seconds=seconds)
-    keep = [y * w + x for x, y in fixed]
-    return max((fill_holes(inst, r.board, keep=keep).score for r in run.results), default=0)
-
-
 @command("export-cnf", examples=[
     "e2store export-cnf pieces_4x4.txt -o board4.cnf",
     "e2store export-cnf pieces_7x7.txt --region 3,3 --hamming 2 -o corolles.cnf",
@@ -349,72 +206,21 @@ def export_cnf(instance: Path, fmt: str, sides: str | None, size: Size | None,
     """Write the DIMACS CNF of a board (solutions) or of a corolle region (its models are
     the corolles), the variables' meanings in comment lines."""
     from e2store.errors import ExactInputError
-    from e2store.exact.check import board_cnf
-    from e2store.exact.encode import diamond, encode
-    from e2store.files import atomic_write
+    from e2store.exact.check import export_cnf as write_cnf
+    from e2store.solver.scan import fixed_cells
 
     ctx = click.get_current_context()
     if region is None and ctx.get_parameter_source("hamming") is not \
             click.core.ParameterSource.DEFAULT:
         raise ExactInputError("--hamming is the radius of --region X,Y: give both")
-    _refuse_special(Path(output))
+    if region is not None and (fixed_value or sym or soft):
+        raise ExactInputError("--region takes no --fixed, --symmetry-break or --soft "
+                              "(they are whole-board options)")
     inst = load_instance(instance, fmt, sides, size)
-    if region is not None:
-        if fixed_value or sym or soft:
-            raise ExactInputError("--region takes no --fixed, --symmetry-break or --soft "
-                                  "(they are whole-board options)")
-        x, y = region
-        cnf = encode(inst, diamond(inst.width, inst.height, x, y, hamming))
-        cnf.notes.append(f"models: the corolles of hamming {hamming} at ({x},{y})")
-    else:
-        cnf = board_cnf(inst, fixed=_fixed(inst, fixed_value), symmetry_break=sym, soft=soft)
-    atomic_write(Path(output), lambda fh: cnf.write(fh, soft=soft))
+    cnf = write_cnf(inst, output, region=region, hamming=hamming, soft=soft,
+                    fixed=None if region is not None else fixed_cells(inst, fixed_value),
+                    symmetry_break=sym)
     click.echo(f"{output}: {cnf.n_vars:,} variables, {len(cnf.clauses):,} clauses"
                + (f", {len(cnf.soft):,} soft" if soft else ""))
 
 
-def _refuse_special(path: Path) -> None:
-    """Refuse an output that is there and not a regular file (/dev/null, a FIFO, a
-    terminal): the atomic write would rename its temp file over it, replacing a device
-    node when run as root."""
-    import stat
-
-    from e2store.errors import ExactInputError
-
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return  # not there (or unreadable): the write says what is wrong
-    if not stat.S_ISREG(mode):
-        raise ExactInputError(f"{path}: not a regular file (export-cnf writes a file, "
-                              f"replacing it whole)")
-
-
-def solve_sat(inst, *, first: bool, symmetry_break: bool, fixed: dict | None, keep: int,
-              seconds: float | None = None):
-    """`solve --engine sat`: the solutions by SAT enumeration, as the backtracker's
-    report (a `SolveResult`; nodes are not counted).  `seconds` bounds the whole run,
-    building the formula included (it is built in the solver's child process):
-    OutOfReachError past it."""
-    import functools
-    import time
-
-    import numpy as np
-
-    from e2store.exact.check import board_cnf, check_board
-    from e2store.exact.models import DEFAULT_SAT, Deadline, require, run_model
-    from e2store.solver.search import SolveResult
-
-    deadline = Deadline(seconds)
-    t0 = time.perf_counter()
-    require("enumerate")
-    check_board(inst, fixed)
-    build = functools.partial(board_cnf, inst, fixed=fixed, symmetry_break=symmetry_break)
-    r = run_model("enumerate", build, seconds=deadline, limit=1 if first else None, keep=keep)
-    w, h = inst.width, inst.height
-    dtype = np.int16 if inst.n_pieces * 4 <= np.iinfo(np.int16).max else np.int32
-    boards = np.array(r.fills[:keep], dtype=dtype).reshape(-1, w * h)
-    return SolveResult(inst.id, w, h, f"sat ({DEFAULT_SAT})", symmetry_break,
-                       len(fixed or {}), first, solutions=r.count,
-                       seconds=time.perf_counter() - t0, first_seconds=r.first_seconds,
-                       complete=True, boards=boards)

@@ -7,7 +7,6 @@ e2store/cli/options.py.
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import click
@@ -29,6 +28,7 @@ from e2store.cli.options import (
     parse_size,
 )
 from e2store.instance.parsing import MAX_COLOUR, shown_path
+from e2store.instance.url import WRITE_ORDER
 
 __all__ = ["load_instance", "parse_size", "validate", "generate_instance", "stats",
            "export_pieces", "url"]
@@ -94,29 +94,22 @@ def validate(instance: Path, fmt: str, sides: str | None, size: Size | None) -> 
 def generate_instance(size: Size, height: int | None, frame_colours: int, inner_colours: int,
                       seed: int, output: Path, name: str | None) -> None:
     """Generate a random solvable instance with its solution (canonical e2store file)."""
-    from e2store.instance.e2sfile import write_e2store
-    from e2store.instance.generate import GenerationWarning
-    from e2store.instance.generate import generate_instance as generate
-    from e2store.instance.stats import instance_stats
-    from e2store.instance.validate import validate_or_raise
+    from e2store.errors import E2StoreError
+    from e2store.instance.generate import write_generated_instance
 
     width, height = board_size(size[0], size[1] if height is None else height)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", GenerationWarning)
-        try:
-            inst = generate(width, height, frame_colours, inner_colours, seed,
-                             name=name or output.stem)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc)) from None
-    validate_or_raise(inst)
-    write_e2store(inst, output)
-    st = instance_stats(inst)
+    try:
+        inst, st, notes = write_generated_instance(output, width, height, frame_colours,
+                                                   inner_colours, seed, name)
+    except ValueError as exc:
+        if isinstance(exc, E2StoreError):  # an invalid instance: not a bad parameter
+            raise
+        raise click.BadParameter(str(exc)) from None
     click.echo(f"wrote {shown_path(output)}: {inst.id}, {inst.width}x{inst.height}, "
                f"{st['colours']} colours, {st['duplicates']} duplicate and "
                f"{st['self_similar']} self-similar pieces")
-    for w in caught:
-        if issubclass(w.category, GenerationWarning):
-            click.echo(f"note: {w.message}", err=True)
+    for n in notes:
+        click.echo(f"note: {n}", err=True)
 
 
 @command("stats", examples=[
@@ -172,7 +165,7 @@ def export_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None
               default=None, help="A solutions file written by `solve -o` (Parquet or CSV).")
 @click.option("--index", type=INDEX, default=None, metavar="K",
               help="With --solutions: the K-th solution (0-based; default 0).")
-@click.option("--motifs-order", "order", default="jblackwood", show_default=True,
+@click.option("--motifs-order", "order", default=WRITE_ORDER, show_default=True,
               type=click.Choice(("jblackwood", "marie", "jef", "default")),
               help="The viewer's lettering of the colours to write, named in the URL's "
               "`motifs_order` (`default`: the viewer's lettering without one).")
@@ -184,22 +177,10 @@ def url(instance: Path, fmt: str, sides: str | None, size: Size | None,
     file holds one, else the empty board.  `solve --fixed URL` and `score` read such a URL
     back, in any of the viewer's letterings.
     """
-    from e2store.errors import SolverError
     from e2store.instance.url import board_url
-    from e2store.solver.solutions import read_solutions
+    from e2store.solver.solutions import chosen_solution
 
     inst = load_instance(instance, fmt, sides, size)
     if index is not None and solutions is None:
         raise click.UsageError("--index K needs --solutions FILE")
-    board = inst.solution
-    if solutions is not None:
-        boards = read_solutions(solutions)
-        k = index or 0
-        name = shown_path(solutions)
-        if boards.shape[1:] != (inst.width * inst.height,):
-            raise SolverError(f"{name}: boards of {boards.shape[1] if boards.ndim == 2 else 0}"
-                              f" cells, the instance has {inst.width * inst.height}")
-        if k >= len(boards):
-            raise SolverError(f"{name}: holds {len(boards)} solutions, no index {k}")
-        board = boards[k]
-    click.echo(board_url(inst, board, order=order))
+    click.echo(board_url(inst, chosen_solution(inst, solutions, index or 0), order=order))

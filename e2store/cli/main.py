@@ -42,7 +42,7 @@ COMMANDS = {
     "render": "e2store.cli.render:render",
     "openings": "e2store.cli.openings:openings_cmd",
     "solve": "e2store.cli.solve:solve_cmd",
-    "score": "e2store.cli.best:score_cmd",
+    "score": "e2store.cli.score:score_cmd",
     "crosscheck": "e2store.cli.exact:crosscheck",
     "export-cnf": "e2store.cli.exact:export_cnf",
     "stage": "e2store.cli.stage:stage",  # hidden: the pipeline's steps
@@ -75,16 +75,16 @@ class MainGroup(LazyGroup):
     """Turns every e2store error into one clear line on stderr and exit code 2, no traceback;
     click's usage errors too (`OneLineUsageError`)."""
 
-    def make_context(self, info_name, args, parent=None, **extra):  # type: ignore[override]
+    def make_context(self, info_name, args, parent=None, **extra):
         with one_line_usage_errors():  # options of `e2store` itself: `e2store --bogus`
             return super().make_context(info_name, args, parent, **extra)
 
-    def invoke(self, ctx: click.Context):  # type: ignore[override]
+    def invoke(self, ctx: click.Context):
         try:
             with one_line_usage_errors(), notes_on_stderr():  # a command's: parsed as invoked
                 return super().invoke(ctx)
         except E2StoreError as exc:
-            error_line(str(exc))
+            error_line(_with_flag(self, ctx, exc))
             sys.exit(2)
         except BrokenPipeError:  # the reader of stdout went away: not an error of ours
             raise
@@ -95,6 +95,20 @@ class MainGroup(LazyGroup):
             error_line("out of memory (lower --threads, --workers or --memory-budget, or use "
                        "a machine with more memory)")
             sys.exit(2)
+
+
+def _with_flag(group: click.Group, ctx: click.Context, exc: E2StoreError) -> str:
+    """The error's line, led by the flag of the command that sets the library parameter it
+    blames (`exc.option`), when the command has one."""
+    text = str(exc)
+    if exc.option is None or ctx.invoked_subcommand is None:
+        return text
+    command = group.get_command(ctx, ctx.invoked_subcommand)
+    flag = "--" + exc.option.replace("_", "-")
+    params = command.params if command is not None else []
+    if any(flag in p.opts for p in params) and not text.startswith(flag):
+        return f"{flag}: {text}"
+    return text
 
 
 @contextlib.contextmanager

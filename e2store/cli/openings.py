@@ -1,5 +1,5 @@
-"""Openings commands: `e2store openings`, the `--openings` runs of `e2store solve`, and
-`e2store stage solve-gather`."""
+"""Openings commands: `e2store openings` and `e2store stage solve-gather` (the `--openings`
+runs of `e2store solve` are e2store.solver.solve_with_openings, reported by `solve`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import click
 from e2store.cli.command import command
 from e2store.cli.options import (
     CELLS,
-    FORMS,
+    RAW_FORMS,
     Size,
     flatten_cells,
     hamming_option,
@@ -51,7 +51,7 @@ class _UnlistedArgument(click.Argument):
 @click.option("--symmetry-break", "symmetry_break", is_flag=True,
               help="Keep only openings with the lowest corner piece where the solver fixes "
               "it ((0,0) must be covered): their totals are the symmetry-broken counts.")
-@click.option("--form", type=click.Choice(FORMS), default="flat", show_default=True,
+@click.option("--form", type=click.Choice(RAW_FORMS), default="flat", show_default=True,
               help="Store form to read the corolles from.")
 @click.option("--distinct", is_flag=True,
               help="Write the distinct openings (identical pieces interchangeable, symmetric "
@@ -68,10 +68,11 @@ def openings_cmd(instance: Path, more_cells: tuple[str, ...], fmt: str, sides: s
     """
     from e2store.solver.openings import openings, write_openings
 
-    chosen = flatten_cells(at)
     if more_cells:
         note("cells as separate arguments after --at are deprecated: repeat --at X,Y")
-        chosen += [c for v in more_cells for c in CELLS.convert(v, None, None)]
+        at += tuple(CELLS.convert(v, None, None) for v in more_cells)
+    chosen = flatten_cells(at)
+    assert chosen is not None  # CELLS takes no `all` (CELLS_OR_ALL does)
     inst = load_instance(instance, fmt, sides, size)
     op = openings(inst, store, chosen, hamming, symmetry_break=symmetry_break, form=form,
                   distinct=distinct)
@@ -85,69 +86,6 @@ def openings_cmd(instance: Path, more_cells: tuple[str, ...], fmt: str, sides: s
                    f"{' '.join(f'{x},{y}' for x, y in chosen)}, hamming {hamming}"
                    f"{', symmetry broken' if symmetry_break else ''}: {len(op.covered)} cells "
                    f"each, written to {output} ({op.seconds:.2f} s)")
-
-
-def solve_with_openings(inst, path: Path, workers: int, scan: str, first: bool,
-                        shard: tuple[int, int] | None, save: Path | None, keep: int,
-                        as_json: bool, finals=None, kernel: str = "auto",
-                        closure=None) -> None:
-    """`e2store solve --openings FILE`: solve the openings over processes, print a report."""
-    from e2store.solver.openings import read_openings
-    from e2store.solver.parallel import solve_openings
-    from e2store.solver.solutions import write_solutions
-
-    ops = read_openings(path)
-    res = solve_openings(inst, ops, workers=workers, scan=scan, first=first,
-                         shard=shard, max_stored=keep, progress=True, finals=finals,
-                         kernel=kernel, closure=closure)
-    if save is not None:
-        write_solutions(save, res.boards, inst, res.scan)
-    if as_json:
-        d = {**res.to_dict(), "openings_file": str(path)}
-        if save is not None:
-            d["saved"] = str(save)
-        click.echo(json.dumps(d))
-    else:
-        click.echo(format_openings_report(res, inst.name, path, save))
-    if res.solutions > res.stored and save is not None:
-        click.echo(f"e2store: warning: {res.solutions} solutions found, {res.stored} saved "
-                   f"(raise --keep to save more)", err=True)
-
-
-def closure_line(c: dict) -> str:
-    """The report line of a block closure table (`closure` of a JSON report)."""
-    if not c.get("used"):
-        return f"closure    not used: {c.get('reason')}"
-    origin = (f"built in {c['build_seconds']:.1f} s" if c.get("built")
-              else "read from the store")
-    return (f"closure    {c['block'][0]}x{c['block'][1]} block below row {c['row']}: "
-            f"{c['probes']:,} probes, {c['cuts']:,} cuts, {c.get('memo_cuts', 0):,} row "
-            f"memo cuts; table "
-            f"{c['table_bytes'] / 2**20:,.0f} MiB ({origin})")
-
-
-def format_openings_report(r, inst_name: str, path: Path,
-                           save: Path | None = None) -> str:
-    state = ("complete" if r.complete and not r.first_only else
-             "stopped at the first solution" if r.complete else "incomplete")
-    lines = [
-        f"instance   {inst_name} ({r.width}x{r.height}), scan {r.scan}",
-        f"openings   {r.openings:,} from {path}"
-        + (f" (shard {r.shard[0]}/{r.shard[1]})" if r.shard else "")
-        + f", symmetry {'broken' if r.symmetry_break else 'none (every solution counted)'}",
-        f"solutions  {r.solutions:,} ({state})",
-        f"nodes      {r.nodes:,} in {r.seconds:.3f} s ({r.nodes_per_second / 1e6:,.1f} M "
-        f"nodes/s) over {r.workers} worker{'s' if r.workers > 1 else ''}",
-    ]
-    if r.closure is not None:
-        lines.append(closure_line(r.closure))
-    for w in r.per_worker:
-        lines.append(f"  worker {w['worker']}: {w['openings']:,} openings, "
-                     f"{w['solutions']:,} solutions, {w['nodes']:,} nodes, "
-                     f"{w['seconds']:.3f} s")
-    if save is not None:
-        lines.append(f"saved      {r.stored:,} solutions to {save}")
-    return "\n".join(lines)
 
 
 def _check_report(doc: Any) -> None:

@@ -9,9 +9,15 @@ every number of the command line is range-checked there, before any code uses it
 Common options: `instance_argument`, `instance_options` (--format/--sides/--size),
 `hamming_option`, `threads_option`, `store_option`, `json_option`, `output_option`.
 
+Library constants (re-exported): the defaults and choices the options show, each declared
+once in its stage's light `defaults` module (`e2store.store.defaults`, `corolles`,
+`query`, `solver`): `FORMS` (every storage form), `RAW_FORMS` (those holding every
+corolle), `MAX_SHARDS`, `DEFAULT_SAMPLES`, `DEFAULT_TAIL`, `SCAN_ORDERS`,
+`DEFAULT_SCAN` (the exact search's), `KERNELS`, `AUTO_MIN_DEPTHS`,
+`DEFAULT_MAX_STORED`, `DEFAULT_FINALS_HAMMING`, `DUCKDB_ALLOCATOR_ENV`.
+
 This module imports no heavy library (no numba, pyarrow, duckdb, matplotlib): it is loaded
-for `e2store --help`.  The few library constants that help texts and choices need are
-mirrored below; tests/test_cli_options.py checks they agree with the library.
+for `e2store --help`; tests/test_cli_options.py checks it.
 """
 
 from __future__ import annotations
@@ -80,30 +86,23 @@ from e2store.cli.checked import (
 from e2store.cli.checked import (
     short as short,
 )
+from e2store.corolles.defaults import DEFAULT_SAMPLES as DEFAULT_SAMPLES
+from e2store.corolles.defaults import DEFAULT_TAIL as DEFAULT_TAIL
 from e2store.instance.model import MAX_PIECES
 from e2store.instance.parsing import Size
+from e2store.query.defaults import DEFAULT_FINALS_HAMMING as DEFAULT_FINALS_HAMMING
+from e2store.query.defaults import DEFAULT_MEMORY_LIMIT, MIN_MEMORY_LIMIT
+from e2store.query.defaults import DUCKDB_ALLOCATOR_ENV as DUCKDB_ALLOCATOR_ENV
+from e2store.solver.defaults import AUTO_MIN_DEPTHS as AUTO_MIN_DEPTHS
+from e2store.solver.defaults import DEFAULT_MAX_STORED as DEFAULT_MAX_STORED
+from e2store.solver.defaults import DEFAULT_SCAN as DEFAULT_SCAN
+from e2store.solver.defaults import KERNELS as KERNELS
+from e2store.solver.defaults import SCAN_ORDERS as SCAN_ORDERS
+from e2store.store.defaults import FORMS as FORMS
+from e2store.store.defaults import MAX_SHARDS as MAX_SHARDS
+from e2store.store.defaults import RAW_FORMS as RAW_FORMS
 
 Cell = tuple[int, int]
-
-# -- library constants, mirrored so that --help imports no kernel module ------------------
-FORMS = ("flat", "prefix", "cartesian")  # e2store.store.layout.RAW_FORMS
-STORE_FORMS = (*FORMS, "distinct")  # e2store.store.layout.FORMS
-MAX_SHARDS = 4096  # e2store.store.stages.MAX_SHARDS
-DEFAULT_SAMPLES = 10_000_000  # e2store.corolles.sampling.DEFAULT_SAMPLES
-DEFAULT_TAIL = 1  # e2store.corolles.sampling.DEFAULT_TAIL
-SCAN_ORDERS = ("rowscan", "columnscan", "diagonal", "spiral-in", "spiral-out",
-               "quad-spiral")  # e2store.solver.search.SCAN_ORDERS
-DEFAULT_MAX_STORED = 100_000  # e2store.solver.search.DEFAULT_MAX_STORED
-KERNELS = ("auto", "generic", "unrolled")  # the solver's kernels
-AUTO_MIN_DEPTHS = 30  # free cells from which the `auto` kernel is the unrolled one
-DEFAULT_FINALS_HAMMING = 2  # e2store.query.finals.DEFAULT_FINALS_HAMMING
-COUNT_METHODS = ("auto", "enumerate", "factorised", "arms")
-QUERY_MEMORY = 2 << 30  # e2store.query.limits.DEFAULT_MEMORY_LIMIT
-MIN_QUERY_MEMORY = 64 << 20  # a smaller DuckDB memory limit fails every query
-# DuckDB's allocator returns the address space it frees (a capped process's data size
-# then follows what it uses): set before duckdb is imported; e2store.web.sqlbox.JEMALLOC_CONF
-DUCKDB_ALLOCATOR_ENV = ("DUCKDB_JE_MALLOC_CONF", "retain:false")
-
 
 def note(message: str) -> None:
     """One line on stderr: `e2store: note: ...` (deprecations, hints)."""
@@ -418,13 +417,13 @@ def memory_limit_option(help: str) -> Callable:
     `memory_limit`, bytes; at least 64 MiB)."""
 
     def check(ctx, param, value: int) -> int:
-        if value < MIN_QUERY_MEMORY:
+        if value < MIN_MEMORY_LIMIT:
             raise click.BadParameter(f"{value} bytes is too little for a query (at least "
-                                     f"{MIN_QUERY_MEMORY >> 20}M)")
+                                     f"{MIN_MEMORY_LIMIT >> 20}M)")
         return value
 
     return click.option("--memory-limit", "memory_limit", type=BYTES,
-                        default=f"{QUERY_MEMORY >> 30}G", show_default=True, callback=check,
+                        default=f"{DEFAULT_MEMORY_LIMIT >> 30}G", show_default=True, callback=check,
                         help=help)
 
 

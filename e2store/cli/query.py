@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
 import os
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -28,8 +25,7 @@ from e2store.cli.options import (
     store_option,
 )
 from e2store.instance.parsing import shown_path
-
-QUERY_SECONDS = 60.0  # the default time limit of `e2store sql`
+from e2store.query.sql import QUERY_SECONDS
 
 
 @command("sql", legacy_store_positional=True, examples=[
@@ -84,80 +80,17 @@ def _interrupted() -> None:
     sys.exit(130)
 
 
-@contextlib.contextmanager
-def _ctrl_c_interrupts(st) -> Iterator[None]:
-    """While in the block, Ctrl-C also interrupts the handle's running DuckDB query.
-
-    Python runs a signal handler only between bytecodes of the main thread, which waits
-    inside DuckDB while a query runs: a thread woken by the signal's wakeup byte
-    (`signal.set_wakeup_fd`) calls `st.interrupt()`; the main thread's KeyboardInterrupt
-    follows once DuckDB returns.  Only in the main thread (elsewhere, nothing changes)."""
-    import signal
-    import socket
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    reader, writer = socket.socketpair()
-    writer.setblocking(False)
-    try:
-        previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
-    except ValueError:
-        reader.close()
-        writer.close()
-        yield
-        return
-
-    def watch() -> None:
-        while True:
-            try:
-                got = reader.recv(64)  # the numbers of the signals received
-            except OSError:
-                return
-            if not got:
-                return
-            if signal.SIGINT in got:
-                st.interrupt()
-
-    thread = threading.Thread(target=watch, name="ctrl-c", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        signal.set_wakeup_fd(previous)
-        writer.close()
-        thread.join(timeout=5)
-        reader.close()
-
-
-@contextlib.contextmanager
-def _process_cap(memory_limit: int) -> Iterator[None]:
-    """The process's data memory capped at what it holds now plus `memory_limit`, a
-    quarter more and 512 MiB while in the block (`cap_process_memory`)."""
-    from e2store.query.limits import cap_process_memory
-
-    restore = cap_process_memory(memory_limit)
-    try:
-        yield
-    finally:
-        restore()
-
-
 def _sql(store: Path, query: str, as_json: bool, as_csv: bool, memory_limit: int,
          seconds: float | None) -> None:
-    """`e2store sql`'s work, under the limits."""
-    from e2store.query.handle import connect
+    """`e2store sql`'s work, under the limits: the rows formatted as they stream."""
+    from e2store.query.sql import sql_rows
 
     n = 0
     widths: list[int] | None = None
-    with connect(store, memory_limit=memory_limit, seconds=seconds) as st, \
-            _ctrl_c_interrupts(st), _process_cap(memory_limit):
-        reader = st.sql(query, stream=True)
-        names = reader.schema.names
+    with sql_rows(store, query, memory_limit, seconds) as (names, batches):
         if as_csv:
             click.echo(_csv_line(names), nl=False)
-        for batch in _batches(reader, store):
-            rows = batch.to_pylist()
+        for rows in batches:
             n += len(rows)
             if as_json:
                 for r in rows:
@@ -176,24 +109,6 @@ def _sql(store: Path, query: str, as_json: bool, as_csv: bool, memory_limit: int
         if widths is None:  # no rows: the header alone
             click.echo("  ".join(names))
         click.echo(f"({n} row{'s' if n != 1 else ''})")
-
-
-def _batches(reader, store: Path):
-    """The reader's batches; an error met while the query runs is the same one-line
-    StoreError as one met when it starts."""
-    import duckdb
-    import pyarrow as pa
-
-    from e2store.errors import StoreError
-
-    while True:
-        try:
-            batch = reader.read_next_batch()
-        except StopIteration:
-            return
-        except (duckdb.Error, pa.ArrowException) as exc:
-            raise StoreError(f"{store}: query failed: {exc}") from None
-        yield batch
 
 
 def _csv_line(values: list) -> str:
@@ -248,19 +163,16 @@ def export_closures(store: Path, instance: str | None, hamming: int,
     region-X-Y.index.arrow (each frontier's first row and count), uncompressed, for a C or
     Rust solver to memory-map; regions.json lists them (docs/store-format.md).
     """
-    from e2store.cli.corolles import store_instance
     from e2store.errors import MissingInstanceError
-    from e2store.query.regions import export_closures as export
-    from e2store.store.layout import instance_path
-    from e2store.store.read import read_store_instance
+    from e2store.query.regions import export_store_closures
+    from e2store.store.read import store_instance
 
-    path = instance_path(store, store_instance(store, instance))
-    if not path.exists():
-        raise MissingInstanceError(f"{store}: no instance {path.stem!r} in the store")
-    inst = read_store_instance(store, path.stem)
-    cells = [c for group in at for c in group]
-    entries = export(store, inst, hamming, cells, output,
-                     progress=lambda m: click.echo(m, err=True))
+    try:
+        instance = store_instance(store, instance)
+    except MissingInstanceError as exc:
+        raise click.UsageError(str(exc)) from None
+    entries = export_store_closures(store, instance, hamming, [c for g in at for c in g],
+                                    output, progress=lambda m: click.echo(m, err=True))
     click.echo(f"wrote {len(entries)} regions to {shown_path(output)}: "
                f"{sum(e['corolles'] for e in entries):,} corolles, "
                f"{sum(e['keys'] for e in entries):,} frontier keys")

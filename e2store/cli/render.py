@@ -23,28 +23,7 @@ from e2store.cli.options import (
     output_option,
 )
 from e2store.instance.parsing import shown_path
-
-
-def nth_corolle(inst, x: int, y: int, hamming: int, index: int):
-    """The `index`-th corolle (0-based, enumeration order) at (x, y): packed placements per
-    slot, -1 off the board (a numpy array).  RenderError when the cell has `index` corolles
-    or fewer.
-    """
-    import numpy as np
-
-    from e2store.corolles.enumerate import iter_corolles
-    from e2store.errors import RenderError
-
-    seen = 0
-    for cells, _ in iter_corolles(inst, x, y, hamming):
-        n = cells.shape[1]
-        if index < seen + n:
-            return cells[:, index - seen].astype(np.int64)
-        seen += n
-    have = "no corolles" if seen == 0 else f"{seen} corolle{'s' if seen != 1 else ''}"
-    raise RenderError(f"corolle index {index} is out of range: cell ({x}, {y}) has {have} at "
-                      f"hamming {hamming}"
-                      + (f" (expected 0 <= index < {seen})" if seen else ""))
+from e2store.reports.drawings import DEFAULT_SCALE, MAX_SCALE
 
 
 def _output_cb(ctx, param, value: Path) -> Path:
@@ -60,14 +39,12 @@ def _output_cb(ctx, param, value: Path) -> Path:
     return value
 
 
-MAX_SCALE = 100.0  # PNG pixels per picture unit: a board cell of 4,800 pixels
-
-
 def _picture_options(f: Callable) -> Callable:
     """-o/--output (suffix .svg or .png), --scale and --title, passed as output, scale, title."""
     f = click.option("--title", default=None,
                      help="Caption above the picture (default: a description; '' for none).")(f)
-    f = click.option("--scale", type=FiniteFloat(0, MAX_SCALE, min_open=True), default=1.0,
+    f = click.option("--scale", type=FiniteFloat(0, MAX_SCALE, min_open=True),
+                     default=DEFAULT_SCALE,
                      show_default=True,
                      help="PNG pixels per picture unit (a board cell is 48 units).")(f)
     f = output_option("Picture file, .svg or .png (written atomically).", required=True,
@@ -148,12 +125,10 @@ def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
     Axes as the field labels them: rows A.. from the north, columns 1.. from the west
     (I8: row I, column 8); tooltips count pieces from 1.  On Eternity II's pieces the five
     official clue cells are framed."""
-    import numpy as np
-
-    from e2store.errors import RenderError
     from e2store.instance.url import colours_board, is_url
+    from e2store.reports.drawings import board_grid
     from e2store.reports.render import svg_board
-    from e2store.solver.boards import score
+    from e2store.solver.boards import chosen_board, score
     from e2store.web.pictures import field_clues
 
     if best is not None:
@@ -181,7 +156,9 @@ def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
     inst = load_instance(instance, fmt, sides, size)
     clues = field_clues(inst)
     if board is not None:
-        cells, what = _chosen_board(inst, board, best is not None, index or 0)
+        cells, what, note = chosen_board(inst, board, best is not None, index or 0)
+        if note:  # which row the best is
+            click.echo(note)
         sc = score(inst, cells)
         title = title or (f"{inst.name}: {what}score {sc.matched} / {sc.joins}, "
                           f"{len(sc.mismatched)} mismatched, {len(sc.holes)} holes")
@@ -189,63 +166,8 @@ def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
                          mismatched=sc.mismatched, fixed=clues, fixed_label="clue"),
                output, scale)
         return
-    if solution:
-        if inst.solution is None:
-            raise RenderError(f"{instance}: the instance has no solution to draw "
-                              "(expected a piece file with a solution, or use --empty)")
-        grid = inst.solution
-    else:
-        grid = np.full((inst.height, inst.width), -1, dtype=np.int64)
+    grid = board_grid(inst, solution, instance)
     _write(svg_board(inst, grid, title=title, fixed=clues, fixed_label="clue"), output, scale)
-
-
-def _boards_file(source: str) -> bool:
-    """Whether `source` names a boards file (`solve --best -o`), by its metadata."""
-    from e2store.instance.url import is_url
-    from e2store.solver.boards import BOARDS_FORMAT
-
-    p = Path(source)
-    if is_url(source) or not p.is_file():
-        return False
-    try:
-        from e2store.files import table_schema
-
-        meta = table_schema(p).metadata or {}
-    except Exception:  # no table: another kind of board file
-        return False
-    return meta.get(b"format") == BOARDS_FORMAT.encode()
-
-
-def _chosen_board(inst, source: str, best: bool, index: int):
-    """(cells, what) of the board to draw from `source`: the best (`best`; a line says
-    which row) or the `index`-th; `what` starts the picture's title."""
-    from e2store.errors import RenderError
-    from e2store.solver.boards import read_any_board, read_boards, score
-    from e2store.web.boards import best_row
-
-    if best and _boards_file(source):
-        b = read_boards(source, inst)
-        i = best_row(b)
-        if i is None:
-            raise RenderError(f"{shown_path(source)}: holds no board yet (expected a boards "
-                              "file with at least one row)")
-        r = b.row(i)
-        click.echo(f"drew row {i} of {len(b)}, the best: {r['source']}, score {r['score']} "
-                   f"/ {r['joins']}, depth {r['depth']}, {r['holes']} holes (seed "
-                   f"{r['seed']}, restart {r['restart']})")
-        return b.cells[i].astype("int64"), f"row {i} (the best of {len(b)}), "
-    boards = read_any_board(inst, source)
-    if best:
-        if not boards:
-            raise RenderError(f"{shown_path(source)}: holds no board")
-        scores = [score(inst, c).matched for c in boards]
-        i = max(range(len(boards)), key=lambda k: (scores[k], -k))
-        click.echo(f"drew board {i} of {len(boards)}, the best: score {scores[i]}")
-        return boards[i], f"board {i} (the best of {len(boards)}), "
-    if index >= len(boards):
-        raise RenderError(f"{shown_path(source)}: holds {len(boards)} boards (expected "
-                          f"--index below {len(boards)})")
-    return boards[index], ""
 
 
 @render.command("zones", examples=["e2store render zones --size 12x6 --hamming 2 -o zones.svg"])
@@ -276,12 +198,9 @@ def render_corolle(instance: Path, fmt: str, sides: str | None, size: Size | Non
                    hamming: int, at: tuple[int, int], index: int, output: Path, scale: float,
                    title: str | None) -> None:
     """The INDEX-th corolle at X,Y, drawn in place on the board's outline."""
-    from e2store.reports.render import svg_corolle
+    from e2store.reports.drawings import corolle_picture
 
     inst = load_instance(instance, fmt, sides, size)
     x, y = at
-    row = nth_corolle(inst, x, y, hamming, index)
-    if title is None:
-        title = f"{inst.name}: hamming-{hamming} corolle {index} at ({x}, {y})"
-    _write(svg_corolle(inst, hamming, row, x, y, title=title), output, scale)
+    _write(corolle_picture(inst, hamming, x, y, index, title), output, scale)
 

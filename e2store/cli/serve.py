@@ -8,6 +8,7 @@ import click
 
 from e2store.cli.command import command
 from e2store.cli.options import BoundedInt, FiniteFloat, memory_limit_option, store_option
+from e2store.web.defaults import SQL_SECONDS
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -31,7 +32,7 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
               type=click.Path(path_type=Path), metavar="FILE|DIR",
               help="Follow a long run: a status file (`solve`/`tabulate --status FILE`) or a "
                    "Snakemake working directory; repeatable.  Shown at /status.")
-@click.option("--sql-seconds", type=FiniteFloat(0.1, 3600), default=10.0,
+@click.option("--sql-seconds", type=FiniteFloat(0.1, 3600), default=SQL_SECONDS,
               show_default=True, help="Time limit of a query in the SQL box.")
 @memory_limit_option("Memory the server's queries may use (DuckDB's memory limit), and the "
                      "cap on the SQL box's worker process: this much above what it holds "

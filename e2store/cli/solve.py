@@ -8,20 +8,21 @@ from pathlib import Path
 
 import click
 
-from e2store.cli.best import best_options
+from e2store.cli.best_options import best_options, best_text
 from e2store.cli.command import command
-from e2store.cli.exact import SECONDS as SAT_SECONDS
 from e2store.cli.options import (
     AUTO_MIN_DEPTHS,
     BYTES,
     COUNT,
     DEFAULT_FINALS_HAMMING,
     DEFAULT_MAX_STORED,
+    DEFAULT_SCAN,
     HAMMING,
     INDEX,
     KERNELS,
     MAX_COUNT,
     SCAN_ORDERS,
+    SECONDS,
     SEED,
     SHARD,
     WORKERS,
@@ -54,7 +55,7 @@ from e2store.instance.parsing import shown_path
          ])
 @instance_argument
 @instance_options
-@click.option("--scan", default="rowscan", show_default=True, metavar="ORDER|FILE",
+@click.option("--scan", default=DEFAULT_SCAN, show_default=True, metavar="ORDER|FILE",
               help=f"Scan order: {', '.join(SCAN_ORDERS)}, or a file of `x y` lines listing "
               "every cell once.")
 @click.option("--first/--all", "first", default=False,
@@ -122,7 +123,7 @@ from e2store.instance.parsing import shown_path
               show_default=True, help="backtrack: e2store's search; sat: SAT enumeration "
               "with CaDiCaL (e2store.exact, `pip install '.[exact]'`): the same report, for "
               "a side-by-side check (--first, or --all on small boards).")
-@click.option("--seconds", "sat_seconds", type=SAT_SECONDS, default=None,
+@click.option("--seconds", "sat_seconds", type=SECONDS, default=None,
               help="With --engine sat: the time limit of the run, building the formula "
               "included (default: none); past it the run stops with one line, exit 2.")
 @best_options
@@ -143,8 +144,8 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     search first (e2store.solver.estimate), in seconds rather than hours.
     """
     from e2store.errors import SolverError
-    from e2store.query.finals import load_finals
-    from e2store.solver.search import solve
+    from e2store.solver.scan import fixed_cells
+    from e2store.solver.session import solve_search
     from e2store.solver.solutions import write_solutions
 
     save = output
@@ -197,64 +198,51 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     for k in ("method", "budget"):
         if not store and ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT:
             raise click.UsageError(f"--{k.replace('budget', 'memory-budget')} needs --store DIR")
-    partial = first or max_nodes is not None
-    if method == "auto":
-        method = "finals" if given or partial else "closure"
-    if method == "closure" and (given or partial):
+    if method == "closure" and (given or first or max_nodes is not None):
         raise click.UsageError("--method closure probes the closure table in complete searches: "
                                "it takes no --first, --max-nodes or --finals-* (use --method "
                                "finals)")
-    inst = load_instance(instance, fmt, sides, size)
-    fin = (load_finals(store, inst, list(finals["finals_regions"]), finals["finals_hamming"])
-           if store and method == "finals" else None)
-    clo = None
-    if store and method == "closure":
-        from e2store.query.closures import open_closure
-
-        clo = open_closure(store, inst, budget, copies=max(1, workers),
-                           log=lambda m: click.echo(f"e2store: {m}", err=True))
-    if openings_file is not None:
-        from e2store.cli.openings import solve_with_openings
-
-        if seed_file is not None or no_break or max_nodes is not None:
-            raise SolverError("--openings takes neither --fixed, --no-symmetry-break nor "
-                              "--max-nodes (the openings file sets seeds and symmetry)")
-        solve_with_openings(inst, openings_file, workers, scan, first, shard, save, keep,
-                            as_json, finals=fin, kernel=kernel, closure=clo)
-        return
-    if shard is not None:
+    if openings_file is not None and (seed_file is not None or no_break
+                                      or max_nodes is not None):
+        raise SolverError("--openings takes neither --fixed, --no-symmetry-break nor "
+                          "--max-nodes (the openings file sets seeds and symmetry)")
+    if openings_file is None and shard is not None:
         raise SolverError("--shard needs --openings FILE")
-    seed = fixed_cells(inst, seed_file)
+    inst = load_instance(instance, fmt, sides, size)
+    seed = None if openings_file is not None else fixed_cells(inst, seed_file)
     symmetry_break = not no_break and seed is None
     if engine == "sat":
-        from e2store.cli.exact import solve_sat
+        from e2store.exact import Deadline, solve_sat
 
         refused = [flag for flag, on in (("--workers", workers > 1), ("--max-nodes", max_nodes),
-                                         ("--store", fin is not None or clo is not None),
-                                         ("--distinct", distinct)) if on]
+                                         ("--store", store), ("--distinct", distinct)) if on]
         if refused:
             raise SolverError(f"--engine sat takes no {', '.join(refused)} (they are the "
                               f"backtracker's)")
         result = solve_sat(inst, first=first, symmetry_break=symmetry_break, fixed=seed,
-                           keep=keep, seconds=sat_seconds)
-    elif workers > 1:
-        from e2store.solver.workers import solve_workers
-
-        refused = [flag for flag, on in (("--first", first), ("--max-nodes", max_nodes),
-                                         ("--method finals", fin is not None)) if on]
-        if refused:
-            raise SolverError(f"--workers {workers} runs a complete search: it takes no "
-                              f"{', '.join(refused)} (use one process, or --openings FILE)")
-        result = solve_workers(inst, scan, workers=workers, symmetry_break=symmetry_break,
-                               seed=seed, max_stored=keep, progress=True, kernel=kernel,
-                               closure=clo, distinct=distinct)
+                           keep=keep, seconds=Deadline(sat_seconds, hint="raise --seconds"))
+        if save is not None:
+            write_solutions(save, result.boards, inst, result.scan)
     else:
-        result = solve(inst, scan, first=first, symmetry_break=symmetry_break, seed=seed,
-                       max_stored=keep, node_limit=max_nodes, progress=True,
-                       stop_on_interrupt=True, finals=fin, kernel=kernel, closure=clo,
-                       distinct=distinct)
-    if save is not None:
-        write_solutions(save, result.boards, inst, result.scan)
+        if workers > 1 and openings_file is None:
+            refused = [flag for flag, on in (("--first", first), ("--max-nodes", max_nodes),
+                                             ("--method finals", store and (
+                                                 given or method == "finals"))) if on]
+            if refused:
+                raise SolverError(f"--workers {workers} runs a complete search: it takes no "
+                                  f"{', '.join(refused)} (use one process, or --openings "
+                                  f"FILE)")
+        result = solve_search(inst, scan, first=first, symmetry_break=symmetry_break,
+                              fixed=seed, keep=keep, max_nodes=max_nodes, workers=workers,
+                              store=store, method=method, memory_budget=budget,
+                              finals_regions=list(finals["finals_regions"]) if given else None,
+                              finals_hamming=finals["finals_hamming"],
+                              openings=openings_file, shard=shard, save=save, kernel=kernel,
+                              distinct=distinct, progress=True, stop_on_interrupt=True,
+                              log=lambda m: click.echo(f"e2store: {m}", err=True))
+        if openings_file is not None:
+            _openings_report(result, inst.name, openings_file, save, as_json)
+            return
     if as_json:
         d = result.to_dict()
         d["url"] = _first_url(inst, result.boards)
@@ -264,7 +252,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     else:
         click.echo(format_report(result, inst_name=inst.name, corner=_corner(inst, result),
                                  save=save))
-    if (result.distinct_solutions if distinct else result.solutions) > result.stored and (
+    if ((result.distinct_solutions or 0) if distinct else result.solutions) > result.stored and (
             save is not None):
         click.echo(f"e2store: warning: {result.solutions} solutions found, {result.stored} "
                    f"saved (raise --keep to save more)", err=True)
@@ -278,6 +266,7 @@ def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
               distinct: bool = False) -> None:
     """`solve --estimate M`: print the estimated size of the search."""
     from e2store.solver.estimate import estimate
+    from e2store.solver.scan import fixed_cells
 
     inst = load_instance(instance, fmt, sides, size)
     seed = fixed_cells(inst, seed_file)
@@ -305,8 +294,10 @@ def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
 
 def _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_nodes, as_json,
                 workers, opts, finals, kernel) -> None:
-    """`solve --best`: refuse the exact search's options, then run (e2store.cli.best)."""
-    from e2store.cli.best import run_best_cli
+    """`solve --best`: refuse the exact search's options, then one call of
+    `e2store.solver.best.solve_best`, its report printed; exit 130 when stopped by Ctrl-C."""
+    from e2store.solver import fixed_cells
+    from e2store.solver.best import DEFAULT_BOARDS, DEFAULT_SCAN, solve_best
 
     exact = {"first": "--first/--all", "no_break": "--no-symmetry-break",
              "distinct": "--distinct", "keep": "--keep",
@@ -319,26 +310,19 @@ def _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_no
         raise click.UsageError(f"--best takes no {', '.join(given)}")
     inst = load_instance(instance, fmt, sides, size)
     if ctx.get_parameter_source("scan") is click.core.ParameterSource.DEFAULT:
-        scan = "blackwood"  # the best-score search's own default order
-    run_best_cli(inst, scan=scan, fixed_value=seed_file, clues=opts["clues"],
-                 breaks=opts["breaks"], quota=opts["quota"], order=opts["order"],
-                 store=finals.get("store"), rng_seed=opts["rng_seed"],
-                 restart_nodes=opts["restart_nodes"], restarts=opts["restarts"],
-                 minutes=opts["minutes"], max_nodes=max_nodes, workers=workers,
-                 output=output, as_json=as_json, fill=not opts["no_fill"], kernel=kernel)
-
-
-def fixed_cells(inst, value: str | None) -> dict | None:
-    """The fixed cells `--fixed` gives: from a board URL, or from a file."""
-    if value is None:
-        return None
-    from e2store.instance.url import fixed_from_url, is_url
-
-    if is_url(value):
-        return fixed_from_url(inst, value)
-    from e2store.solver.scan import read_seed_file
-
-    return read_seed_file(Path(value))
+        scan = DEFAULT_SCAN  # the best-score search's own default order
+    minutes = opts["minutes"]
+    report = solve_best(inst, DEFAULT_BOARDS if output is None else output, scan=scan,
+                        fixed=fixed_cells(inst, seed_file), clues=opts["clues"],
+                        breaks=opts["breaks"], quota=opts["quota"], order=opts["order"],
+                        store=finals.get("store"), seed=opts["rng_seed"],
+                        restart_nodes=opts["restart_nodes"], restarts=opts["restarts"],
+                        seconds=None if minutes is None else 60 * minutes,
+                        max_nodes=max_nodes, workers=workers, fill=not opts["no_fill"],
+                        kernel=kernel, live=not as_json)
+    click.echo(json.dumps(report) if as_json else best_text(inst, report))
+    if report["ended"] == "interrupted":
+        sys.exit(130)
 
 
 def _first_url(inst, boards) -> str | None:
@@ -401,10 +385,61 @@ def format_report(r, inst_name: str, corner: str | None = None,
                                                                      r.cuts, strict=True))
         lines.append(f"finals     hamming {r.finals_hamming}, cuts {regions}")
     if r.closure is not None:
-        from e2store.cli.openings import closure_line
-
         lines.append(closure_line(r.closure))
     if save is not None:
         lines.append(f"saved      {r.stored:,} solutions to {shown_path(save)}")
     return "\n".join(lines)
 
+
+def _openings_report(res, inst_name: str, path: Path, save: Path | None,
+                     as_json: bool) -> None:
+    """Print the report of `solve --openings FILE` (one JSON object, or aligned lines) and
+    warn when solutions were found but not all saved."""
+    if as_json:
+        d = {**res.to_dict(), "openings_file": str(path)}
+        if save is not None:
+            d["saved"] = str(save)
+        click.echo(json.dumps(d))
+    else:
+        click.echo(format_openings_report(res, inst_name, path, save))
+    if res.solutions > res.stored and save is not None:
+        click.echo(f"e2store: warning: {res.solutions} solutions found, {res.stored} saved "
+                   f"(raise --keep to save more)", err=True)
+
+
+def closure_line(c: dict) -> str:
+    """The report line of a block closure table (`closure` of a JSON report)."""
+    if not c.get("used"):
+        return f"closure    not used: {c.get('reason')}"
+    origin = (f"built in {c['build_seconds']:.1f} s" if c.get("built")
+              else "read from the store")
+    return (f"closure    {c['block'][0]}x{c['block'][1]} block below row {c['row']}: "
+            f"{c['probes']:,} probes, {c['cuts']:,} cuts, {c.get('memo_cuts', 0):,} row "
+            f"memo cuts; table "
+            f"{c['table_bytes'] / 2**20:,.0f} MiB ({origin})")
+
+
+def format_openings_report(r, inst_name: str, path: Path,
+                           save: Path | None = None) -> str:
+    """The human-readable report of `solve --openings FILE`: a few aligned lines, one per
+    worker at the end."""
+    state = ("complete" if r.complete and not r.first_only else
+             "stopped at the first solution" if r.complete else "incomplete")
+    lines = [
+        f"instance   {inst_name} ({r.width}x{r.height}), scan {r.scan}",
+        f"openings   {r.openings:,} from {path}"
+        + (f" (shard {r.shard[0]}/{r.shard[1]})" if r.shard else "")
+        + f", symmetry {'broken' if r.symmetry_break else 'none (every solution counted)'}",
+        f"solutions  {r.solutions:,} ({state})",
+        f"nodes      {r.nodes:,} in {r.seconds:.3f} s ({r.nodes_per_second / 1e6:,.1f} M "
+        f"nodes/s) over {r.workers} worker{'s' if r.workers > 1 else ''}",
+    ]
+    if r.closure is not None:
+        lines.append(closure_line(r.closure))
+    for w in r.per_worker:
+        lines.append(f"  worker {w['worker']}: {w['openings']:,} openings, "
+                     f"{w['solutions']:,} solutions, {w['nodes']:,} nodes, "
+                     f"{w['seconds']:.3f} s")
+    if save is not None:
+        lines.append(f"saved      {r.stored:,} solutions to {save}")
+    return "\n".join(lines)

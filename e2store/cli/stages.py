@@ -17,9 +17,9 @@ import click
 from e2store.cli.command import command
 from e2store.cli.options import (
     COUNT,
-    FORMS,
     INDEX,
     MAX_SHARDS,
+    RAW_FORMS,
     BoundedInt,
     ShardType,
     Size,
@@ -33,6 +33,7 @@ from e2store.cli.options import (
     threads_option,
 )
 from e2store.progress import progress_interval
+from e2store.store.defaults import DEFAULT_MAX_SHARDS, DEFAULT_SHARD_COROLLES
 
 # the old spellings of the store steps
 LEGACY = {"--out": "--store"}
@@ -48,14 +49,9 @@ def _store_options(f: Callable) -> Callable:
 
 
 def _zone(inst, hamming: int, zone_id: int):
-    from e2store.errors import ZoneError
-    from e2store.zones.zonemap import zone_map
+    from e2store.zones.cells import board_zone
 
-    zm = zone_map(inst.width, inst.height, hamming)
-    if zone_id >= len(zm.zones):
-        raise ZoneError(f"zone {zone_id} does not exist: the {inst.width}x{inst.height} board "
-                        f"has zones 0..{len(zm.zones) - 1} at hamming {hamming}")
-    return zm.zones[zone_id]
+    return board_zone(inst.width, inst.height, hamming, zone_id)
 
 
 def _report(record, receipt: Path | None, as_json: bool, line: str) -> None:
@@ -78,10 +74,10 @@ def _partition_line(p, what: str) -> str:
 @instance_argument
 @instance_options
 @hamming_option
-@click.option("--shard-corolles", type=COUNT, default=50_000_000,
+@click.option("--shard-corolles", type=COUNT, default=DEFAULT_SHARD_COROLLES,
               show_default=True, help="Corolles per shard at most (hamming >= 2 zones).")
-@click.option("--max-shards", type=BoundedInt(1, MAX_SHARDS), default=64, show_default=True,
-              help="Shards per zone at most.")
+@click.option("--max-shards", type=BoundedInt(1, MAX_SHARDS), default=DEFAULT_MAX_SHARDS,
+              show_default=True, help="Shards per zone at most.")
 @threads_option
 @output_option("Also write the plan as JSON to this file.")
 @json_option("Print the plan as JSON on stdout.")
@@ -171,17 +167,18 @@ def _records(results: list, receipt: Path | None, as_json: bool, what: str) -> N
 @click.option("--rotation", "rotations", type=BoundedInt(1, 3), multiple=True,
               help="Rotation(s) to derive from rotation 0 (repeatable; default: every "
               "rotation the zone's members need).")
-@click.option("--form", type=click.Choice(FORMS), required=True, help="Form to rotate.")
+@click.option("--form", type=click.Choice(RAW_FORMS), required=True, help="Form to rotate.")
 @click.option("--force", is_flag=True, help="Rewrite partitions that are complete.")
 def rotate(instance: Path, fmt: str, sides: str | None, size: Size | None, hamming: int,
            store: Path, zone_id: int, output: Path | None, as_json: bool,
            rotations: tuple[int, ...], form: str, force: bool) -> None:
     """The rotator: derive a zone's rotation-r partitions of a form from its rotation 0."""
     from e2store.store.stages import rotate_partition
+    from e2store.zones.cells import zone_rotations
 
     inst = load_instance(instance, fmt, sides, size)
     zone = _zone(inst, hamming, zone_id)
-    todo = sorted(set(rotations)) if rotations else zone.rotations[1:]
+    todo = zone_rotations(zone, rotations, turned_only=True)
     _records([rotate_partition(store, inst, zone, hamming, r, form, force=force)
               for r in todo], output, as_json, f"{store}: rotated")
 
@@ -209,10 +206,11 @@ def encode(instance: Path, fmt: str, sides: str | None, size: Size | None, hammi
     for the other rotations.
     """
     from e2store.store.stages import encode_partitions
+    from e2store.zones.cells import zone_rotations
 
     inst = load_instance(instance, fmt, sides, size)
     zone = _zone(inst, hamming, zone_id)
-    todo = sorted(set(rotations)) if rotations else zone.rotations
+    todo = zone_rotations(zone, rotations)
     _records(encode_partitions(store, inst, zone, hamming, todo, form, force=force,
                                threads=threads), output, as_json, f"{store}: encoded")
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 
 from e2store.cli.command import command
-from e2store.cli.corolles import instance_id
-from e2store.cli.options import FORMS, HAMMING, json_option, output_option, store_option
+from e2store.cli.options import HAMMING, RAW_FORMS, json_option, output_option, store_option
+from e2store.instance.formats import instance_ids
 from e2store.instance.parsing import shown_path
 
 
@@ -42,21 +42,17 @@ def summary(store: Path, output: tuple[Path, ...], as_json: bool, instances: tup
     Prints the Markdown report unless -o or --json is given.  Every chosen instance and
     hamming must be in the store.
     """
-    from e2store.files import atomic_write_text
-    from e2store.reports.summary import format_markdown, summarize
+    from e2store.reports.summary import format_markdown, summarize, write_summary
 
-    ids = [instance_id(v) for v in instances] or None
-    result = summarize(store, ids, list(hammings) or None)
-    text = format_markdown(result)
-    as_text = json.dumps(result, indent=1) + "\n"
+    result = summarize(store, instance_ids(instances), list(hammings) or None)
     for path in output:
-        atomic_write_text(path, as_text if path.suffix.lower() == ".json" else text)
+        write_summary(path, result)
         if not as_json:
             click.echo(f"wrote {shown_path(path)}")
     if as_json:
         click.echo(json.dumps(result))
     elif not output:
-        click.echo(text, nl=False)
+        click.echo(format_markdown(result), nl=False)
 
 
 @command("verify", examples=[
@@ -82,32 +78,16 @@ def verify(store: Path, as_json: bool, instances: tuple[str, ...],
     """
     import sys
 
-    from e2store.errors import StoreError
-    from e2store.store.verify import repair_store, verify_store
-    from e2store.store.write import write_manifest
+    from e2store.reports.checks import repair_commands, verify_and_repair
 
-    ids = [instance_id(v) for v in instances] or None
-    try:
-        report = verify_store(store, ids, list(hammings) or None)
-    except StoreError:
-        if not (repair and store.is_dir() and (store / "instances").is_dir()):
-            raise
-        write_manifest(store)  # an unreadable manifest: rebuilt from the records
-        click.echo(f"repaired: rewrote {store / 'manifest.json'} from the records", err=True)
-        report = verify_store(store, ids, list(hammings) or None)
-    if repair and not report.ok:
-        for d in report.damaged:
-            click.echo(f"DAMAGED {d.line()}", err=True)
-        for line in repair_store(store, report):
-            click.echo(line if line.startswith("could not") else f"repaired: {line}", err=True)
-        report = verify_store(store, ids, list(hammings) or None)
+    report = verify_and_repair(store, instance_ids(instances), list(hammings) or None,
+                               repair=repair, log=lambda line: click.echo(line, err=True))
     if as_json:
         click.echo(json.dumps(report.to_dict()))
     else:
         for d in report.damaged:
             click.echo(f"DAMAGED {d.line()}")
-        repairs = sorted({r for d in report.damaged if (r := d.repair(Path(store)))})
-        for r in repairs:
+        for r in repair_commands(store, report):
             click.echo(f"repair: {r}")
         state = "ok" if report.ok else f"{len(report.damaged)} damaged"
         click.echo(f"verified {report.partitions:,} partitions, {report.files:,} files, "
@@ -137,12 +117,11 @@ def migrate(store: Path) -> None:
 def _load(store: Path, instances: tuple[str, ...], hammings: tuple[int, ...], form: str):
     from e2store.reports.tables import load_tables
 
-    ids = [instance_id(v) for v in instances] or None
-    return load_tables(store, ids, list(hammings) or None, form)
+    return load_tables(store, instance_ids(instances), list(hammings) or None, form)
 
 
 def _table_options(f):
-    f = click.option("--form", type=click.Choice(FORMS), default="flat", show_default=True,
+    f = click.option("--form", type=click.Choice(RAW_FORMS), default="flat", show_default=True,
                      help="Form whose rotation-0 partitions are read.")(f)
     f = _selection_options(f)
     f = output_option("Output directory (created if missing).", required=True,

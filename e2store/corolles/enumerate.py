@@ -162,7 +162,13 @@ class CountResult:
     raw: int | None = None  # a distinct count: the corolles with every distinction kept
 
 
-def kernel_args(layout: Layout, table: CandidateTable) -> tuple:
+# the list walk's tables after `n_levels` (`_kernels`): nb1, ns1, nb2, ns2, base, n_colours,
+# bstart, cands, colours
+KernelArgs = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray,
+                   np.ndarray, np.ndarray]
+
+
+def kernel_args(layout: Layout, table: CandidateTable) -> KernelArgs:
     ns1 = np.where(layout.own1 >= 0, (layout.own1 + 2) % 4, -1)
     ns2 = np.where(layout.own2 >= 0, (layout.own2 + 2) % 4, -1)
     return (layout.nb1, ns1, layout.nb2, ns2, table.base, table.n_colours, table.bstart,
@@ -188,7 +194,8 @@ def bit_tables(layout: Layout, table: CandidateTable) -> tuple:
     lmask = np.zeros((n_b, _bit_kernels.LAYERS, W), dtype=np.uint64)
     for j in range(_bit_kernels.LAYERS):
         sel = times > j
-        np.bitwise_or.at(lmask, (pb[sel], j, word[sel]), bit[sel])
+        # numpy's stubs take no tuple mixing index arrays and an int as ufunc.at's index
+        np.bitwise_or.at(lmask, (pb[sel], j, word[sel]), bit[sel])  # type: ignore[arg-type]
     simple = np.ones(n_b, dtype=np.uint8)
     simple[pb[times > 1]] = 0
     crec = np.full(n_b * n, -1, dtype=np.int32)  # placements < 4n fit
@@ -204,6 +211,47 @@ def count_prefix_bits(prefixes: np.ndarray, layout: Layout, tables: tuple,
     """(corolles, nodes) below each prefix, by the bitset counter (`bit_tables`)."""
     kernel = _bit_kernels.count_kernel(_bit_kernels.n_words(tables[-1]))
     return kernel(np.ascontiguousarray(prefixes, dtype=np.int64), layout.n_levels, *tables)
+
+
+def count_prefix_lists(prefixes: np.ndarray, layout: Layout, table: CandidateTable,
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """(corolles, nodes) below each prefix (n, k), k < L levels, by the list walk
+    (`_kernels.count_prefixes`: each candidate's piece checked in a bool array, the last
+    level scanned), the walk distinct counts take; `count_prefix_bits` is the faster one."""
+    p = np.ascontiguousarray(prefixes, dtype=np.int64)
+    if p.ndim != 2 or p.shape[1] >= layout.n_levels:
+        raise ValueError(f"prefixes {p.shape} are not fillings of fewer than "
+                         f"{layout.n_levels} levels")
+    if p.size and (p.min() < 0 or p.max() >= 4 * table.n_pieces):
+        raise ValueError(f"prefixes must hold placements 0 <= v < {4 * table.n_pieces}")
+    return _kernels.count_prefixes(p, layout.n_levels, *kernel_args(layout, table),
+                                   table.n_pieces)
+
+
+def list_emitter(layout: Layout, table: CandidateTable):
+    """`emit(cells, front) -> rows`: the list walk (`_kernels.emit_chunk`) of every corolle,
+    resumed by each call; a call writing fewer rows than `cells` has columns ended the walk.
+    `cells` (S, n) int16 and `front` (F, n) int8, off-board rows already -1 (`walk_chunks`,
+    by bitsets, is the product's walk; this one writes distinct walks)."""
+    L, args = layout.n_levels, kernel_args(layout, table)
+    state = np.array([0, 1, 0, 0], dtype=np.int64)
+    pos, end, placed = (np.zeros(L, dtype=np.int64) for _ in range(3))
+    used = np.zeros(table.n_pieces, dtype=np.bool_)
+    F, S = len(layout.front_level), max(layout.n_slots, L)
+
+    def emit(cells: np.ndarray, front: np.ndarray) -> int:
+        if (cells.dtype != np.int16 or cells.ndim != 2 or cells.shape[0] < S
+                or front.dtype != np.int8 or front.shape != (F, cells.shape[1])):
+            raise ValueError(f"emit needs cells (>= {S}, n) int16 and front "
+                             f"({F}, n) int8, got {cells.dtype} {cells.shape} and "
+                             f"{front.dtype} {front.shape}")
+        if L == 0:
+            return 0
+        return int(_kernels.emit_chunk(state, pos, end, placed, used, 0, L, *args,
+                                       layout.slot_of, layout.front_level,
+                                       layout.front_side, cells, front))
+
+    return emit
 
 
 def level_prefixes(layout: Layout, table: CandidateTable, k: int,
@@ -255,7 +303,7 @@ def count_below(layout: Layout, table: CandidateTable, prefixes: np.ndarray,
     threads; with `dist` (and a distinct `table`) the distinct corolles and their raw
     count, else raw = corolles."""
     args = kernel_args(layout, table)
-    bits = bit_tables(layout, table) if dist is None else None
+    bits = bit_tables(layout, table) if dist is None else ()  # () with dist: unused
     L = layout.n_levels
     n_batches = min(len(prefixes), 256 * max(1, threads)) or 1
     batches = np.array_split(prefixes, n_batches) if len(prefixes) else []
@@ -281,8 +329,8 @@ def count_below(layout: Layout, table: CandidateTable, prefixes: np.ndarray,
         else:
             with ThreadPoolExecutor(max_workers=threads) as pool:
                 results = []
-                for r in pool.map(run, batches):
-                    results.append(r)
+                for res in pool.map(run, batches):
+                    results.append(res)
                     bar.update()
     for c, n, r in results:
         total += c
@@ -301,7 +349,7 @@ def _bit_emitter(layout: Layout, table: CandidateTable, state: np.ndarray,
     used = np.zeros(W, dtype=np.uint64)
     pcs = np.zeros(L, dtype=np.int64)
     shown = np.zeros((L + 1) * 4, dtype=np.int64)
-    if k:
+    if prefix is not None and k:
         pcs[:k] = prefix
         shown[:k * 4] = col.reshape(-1, 4)[pcs[:k]].ravel()
         p = pcs[:k] >> 2

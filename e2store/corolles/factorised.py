@@ -20,6 +20,7 @@ from tqdm import tqdm
 from e2store.corolles import _kernels
 from e2store.corolles.enumerate import (
     CandidateTable,
+    KernelArgs,
     Layout,
     bit_tables,
     candidate_table,
@@ -56,8 +57,9 @@ class StemWork:
     table: CandidateTable
     n_stem: int  # levels of rings 0..h-1; the remaining levels form ring h
     batches: list[np.ndarray]
-    args: tuple
-    ring: tuple  # (pbits, hbits, pwt, unit): buckets as piece sets, for the last-ring kernels
+    args: KernelArgs
+    # (pbits, hbits, pwt, unit): buckets as piece sets, for the last-ring kernels
+    ring: tuple[np.ndarray, np.ndarray, np.ndarray, bool]
     order: int = 1  # the batches hold centres with rotation < 4/order: counts times order
 
 

@@ -35,13 +35,13 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from e2store.corolles import _kernels
+from e2store.corolles.defaults import DEFAULT_SAMPLES as DEFAULT_SAMPLES  # declared there
+from e2store.corolles.defaults import DEFAULT_TAIL as DEFAULT_TAIL
 from e2store.corolles.enumerate import corolle_layout, level_prefixes
 from e2store.corolles.factorised import run_batches, stem_work, symmetry_order
 from e2store.errors import ZoneError
 from e2store.instance.model import Instance
 
-DEFAULT_SAMPLES = 10_000_000
-DEFAULT_TAIL = 1  # stem levels below each path counted exactly (count_factorised)
 PER_STRATUM = 16  # samples per prefix the strata aim at (at least 2, to estimate variance)
 BATCHES = 256  # strata are cut into at most this many batches (their seeds)
 CHUNK = 1 << 21  # uniforms drawn at once per batch (16 MB)

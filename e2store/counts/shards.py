@@ -59,6 +59,7 @@ from e2store.reports.tables import (
     Crosschecked,
     Table,
     Uncounted,
+    Value,
     board_order,
     column_labels,
 )
@@ -163,9 +164,13 @@ def count_shard(instance: Instance, x: int, y: int, hamming: int, shard: int, sh
     pref = _prefixes(work)[lo:hi]
     n_batches = min(len(pref), BATCHES_PER_SHARD * max(1, threads))
     batches = np.array_split(pref, n_batches) if n_batches else []
-    count = count_arm_batches if isinstance(work, ArmWork) else count_batches
-    total, stems = count(work, batches, threads=threads, progress=progress,
-                         desc=f"count ({x},{y}) h={hamming} shard {shard}/{shards}")
+    desc = f"count ({x},{y}) h={hamming} shard {shard}/{shards}"
+    if isinstance(work, ArmWork):
+        total, stems = count_arm_batches(work, batches, threads=threads, progress=progress,
+                                         desc=desc)
+    else:
+        total, stems = count_batches(work, batches, threads=threads, progress=progress,
+                                     desc=desc)
     return ShardCount(total, stems, time.perf_counter() - t0, (lo, hi))
 
 
@@ -415,7 +420,7 @@ def count_tables(out: Path, boards: Iterable[tuple[Board, Instance]],
         for metric, key in metrics:
             rows = []
             for cell in order:
-                row = []
+                row: list[Value] = []
                 for zc, recs, left, est in per_board:
                     if cell not in zc:
                         row.append(None)

@@ -9,6 +9,7 @@ import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from e2store.errors import ExactInputError, OutOfReachError
 from e2store.exact.encode import (
@@ -59,7 +60,7 @@ class Check:
                 "status": self.status, "notes": self.notes}
 
 
-def _timed(check: Check, name: str, run: Callable[[], int]) -> None:
+def _timed(check: Check, name: str, run: Callable[[], int | None]) -> None:
     """Run one model into `check`: its figure, or None and the reason it is out of reach;
     not run at all without e2store's figure (nothing to compare it with)."""
     if check.expected is None:
@@ -101,7 +102,7 @@ def lowest_corner_piece(instance: Instance) -> int:
         if any(c[s] == GREY and c[(s + 1) % 4] == GREY for s in range(4)):
             return p
     raise ExactInputError(f"instance {instance.name!r} has no corner piece: no symmetry "
-                          f"break (use --no-symmetry-break)")
+                          f"break (count every solution instead)")
 
 
 def board_cnf(instance: Instance, *, fixed: Mapping[tuple[int, int], int] | None = None,
@@ -160,6 +161,7 @@ def check_best(instance: Instance, found: int | None, *,
     def run() -> int:
         r = run_model("optimum", build, seconds=seconds)
         box["board"] = r.solutions[0] if r.fills else None
+        assert r.optimum is not None  # an "optimum" call reports one
         return int(r.optimum)
 
     _timed(check, "maxsat", run)
@@ -170,3 +172,32 @@ def frame_ok(instance: Instance, board: Mapping[tuple[int, int], int]) -> bool:
     """Every placement of `board` shows grey on exactly its cell's frame sides."""
     return all(fits_frame(instance, v, frame_sides(instance.width, instance.height, x, y))
                for (x, y), v in board.items())
+
+
+def export_cnf(instance: Instance, output: str | Path, *, region: tuple[int, int] | None = None,
+               hamming: int = 1, fixed: Mapping[tuple[int, int], int] | None = None,
+               symmetry_break: bool = False, soft: bool = False) -> Cnf:
+    """Write the DIMACS CNF (WCNF with `soft`) of the board (its models the solutions,
+    `board_cnf`) or of the corolle region of radius `hamming` around `region` (its models
+    the corolles) to `output`, atomically, the variables' meanings in comment lines; the
+    CNF written is returned.  A region takes no whole-board option (ExactInputError); an
+    output that is not a regular file is refused before anything is built (OSError)."""
+    from e2store.files import atomic_write, check_regular_target
+
+    try:
+        check_regular_target(Path(output))
+    except OSError as exc:  # /dev/null, a FIFO, a directory: never renamed over
+        kind = str(exc.strerror).split(":")[0]
+        raise ExactInputError(f"{output}: not a regular file ({kind}; the CNF is written as "
+                              f"a file, replacing it whole)").about("output") from None
+    if region is not None:
+        if fixed or symmetry_break or soft:
+            raise ExactInputError("a corolle region takes no fixed cells, symmetry break or "
+                                  "soft joins (they are whole-board options)").about("region")
+        x, y = region
+        cnf = encode(instance, diamond(instance.width, instance.height, x, y, hamming))
+        cnf.notes.append(f"models: the corolles of hamming {hamming} at ({x},{y})")
+    else:
+        cnf = board_cnf(instance, fixed=fixed, symmetry_break=symmetry_break, soft=soft)
+    atomic_write(Path(output), lambda fh: cnf.write(fh, soft=soft))
+    return cnf

@@ -245,7 +245,8 @@ def encode(instance: Instance, cells: Sequence[tuple[int, int]] | None = None, *
     piece used once); `fixed` pins placements; `soft` lets joins mismatch (MaxSAT)."""
     w, h = instance.width, instance.height
     board = cells is None
-    cells = [(x, y) for y in range(h) for x in range(w)] if board else list(dict.fromkeys(cells))
+    cells = ([(x, y) for y in range(h) for x in range(w)] if cells is None
+             else list(dict.fromkeys(cells)))
     for x, y in cells:
         if not (0 <= x < w and 0 <= y < h):
             raise ExactInputError(f"cell ({x}, {y}) is off the {w}x{h} board")

@@ -17,12 +17,13 @@ import multiprocessing as mp
 import os
 import pickle
 import queue
+import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from e2store.errors import E2StoreError, ExactInputError, OutOfReachError
+from e2store.errors import ChildFailedError, E2StoreError, ExactInputError, OutOfReachError
 from e2store.exact.encode import Cnf
 from e2store.processes import die_with_parent
 
@@ -32,13 +33,15 @@ DEFAULT_SAT = "cadical195"
 
 class Deadline:
     """One time limit over several steps (a command's `--seconds`, started when the
-    command starts): each step gets what is left of it."""
+    command starts): each step gets what is left of it.  `hint`: what the message of a
+    step past it says to do (a command names its option there)."""
 
-    def __init__(self, seconds: float | None) -> None:
+    def __init__(self, seconds: float | None, hint: str = "raise the time limit") -> None:
         if seconds is not None and not (math.isfinite(seconds) and seconds > 0):
             raise ExactInputError(f"time limit {seconds!r}: expected a finite number of "
                                   f"seconds > 0")
         self.seconds = seconds
+        self.hint = hint
         self.start = time.monotonic()
 
     def left(self) -> float | None:
@@ -50,7 +53,7 @@ class Deadline:
     def late(self, what: str, done: str = "") -> OutOfReachError:
         """The error of `what` not finishing in the limit; `done`: how far it got."""
         return OutOfReachError(f"{what} did not finish in the {self.seconds:g} s time limit"
-                               f" ({done + '; ' if done else ''}raise --seconds)")
+                               f" ({done + '; ' if done else ''}{self.hint})")
 
 
 Limit = float | Deadline | None  # a time limit: seconds from now, a shared deadline, none
@@ -185,8 +188,9 @@ def _model_call(kind: str, cnf: Cnf | Callable[[], Cnf], limit: int | None, solv
 
 def _child(out, parent: int, fn: Callable, args: tuple) -> None:
     """A child process: run `fn(*args, emit)` and put ("ok", value) on `out`, progress as
-    ("progress", value), an e2store error as ("raise", exc), running out of memory as
-    ("memory", None), any other error as ("error", text)."""
+    ("progress", value), an e2store error as ("raise", exc) (one that does not pickle as
+    ("input", text) when it is a problem of the input, a ValueError), running out of
+    memory as ("memory", None), any other error as ("error", text)."""
     die_with_parent(parent)  # a parent killed with SIGKILL takes its model call with it
     try:
         out.put(("ok", fn(*args, lambda value: out.put(("progress", value)))))
@@ -195,7 +199,7 @@ def _child(out, parent: int, fn: Callable, args: tuple) -> None:
             pickle.loads(pickle.dumps(exc))
             out.put(("raise", exc))
         except Exception:  # an error class that does not pickle: its text
-            out.put(("error", str(exc)))
+            out.put(("input" if isinstance(exc, ValueError) else "error", str(exc)))
     except MemoryError:
         out.put(("memory", None))
     except Exception as exc:  # reported to the parent, raised there
@@ -209,7 +213,8 @@ def run_child(fn: Callable, args: tuple, *, seconds: Limit, what: str,
     OutOfReachError saying `what` did not finish (and `done()`, how far it got).  `fn`
     (a module-level function, its arguments picklable) may call `emit(value)` to report
     progress, which `progress(value)` sees here.  An e2store error in the child is raised
-    here as it was; another error as ExactInputError naming `what`."""
+    here as it was; a child that dies (killed, crashed) or fails with another error raises
+    ChildFailedError naming `what` (an internal failure, not a problem of the input)."""
     deadline = as_deadline(seconds)
     left = deadline.left()
     if left is not None and left <= 0:
@@ -227,16 +232,18 @@ def run_child(fn: Callable, args: tuple, *, seconds: Limit, what: str,
                 tag, value = out.get(timeout=min(left, 0.5) if left is not None else 0.5)
             except queue.Empty:
                 if not proc.is_alive() and out.empty():
-                    raise OutOfReachError(f"{what}: its process died (exit code "
-                                          f"{proc.exitcode}): likely out of memory") from None
+                    raise ChildFailedError(f"{what}: its process died "
+                                           f"({_death(proc.exitcode)})") from None
                 continue
             if tag == "progress":
                 if progress is not None:
                     progress(value)
             elif tag == "raise":
                 raise value
-            elif tag == "error":
+            elif tag == "input":
                 raise ExactInputError(f"{what} failed: {value}")
+            elif tag == "error":
+                raise ChildFailedError(f"{what} failed: {value}")
             elif tag == "memory":
                 raise OutOfReachError(f"{what} ran out of memory")
             else:
@@ -247,6 +254,19 @@ def run_child(fn: Callable, args: tuple, *, seconds: Limit, what: str,
         proc.join(timeout=5)
         out.close()
         out.cancel_join_thread()
+
+
+def _death(exitcode: int | None) -> str:
+    """How a child process that said nothing ended: the signal that killed it (SIGKILL:
+    likely the kernel's out-of-memory killer), or its exit code."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"killed by {name}" + (": out of memory, or killed from outside"
+                                      if -exitcode == signal.SIGKILL else "")
+    return f"exit code {exitcode}"
 
 
 def run_model(kind: str, cnf: Cnf | Callable[[], Cnf], *, seconds: Limit = None,

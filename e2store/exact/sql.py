@@ -112,7 +112,7 @@ def count_region(instance: Instance, cells: Sequence[tuple[int, int]], *,
             timer.start()
         t0 = time.perf_counter()
         try:
-            (n,) = con.execute(query).fetchone()
+            (n,) = con.execute(query).fetchall()[0]  # a COUNT(*): one row
         except duckdb.InterruptException:
             raise deadline.late(f"the SQL join of {len(cells)} cells") from None
         except duckdb.OutOfMemoryException as exc:

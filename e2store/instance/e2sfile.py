@@ -162,7 +162,7 @@ def read_e2store(
     if len(rest) < count:
         raise InstanceFormatError(p, count_line, f"file ends after {len(rest)} of "
                                   f"{count} piece lines", f"{count} piece lines")
-    pieces, lines = parse_pieces(p, rest[:count], file_sides)
+    pieces, line_nos = parse_pieces(p, rest[:count], file_sides)
     solution = None
     tail = rest[count:]
     if tail:
@@ -188,7 +188,8 @@ def read_e2store(
     if name is None and "name" in header and header["name"][1]:
         name = header["name"][1]
     source = header["source"][1] if "source" in header else None
-    return build_instance(p, "e2store", file_sides, name, (w, h), pieces, lines, solution, source)
+    return build_instance(p, "e2store", file_sides, name, (w, h), pieces, line_nos, solution,
+                          source)
 
 
 def format_e2store(inst: Instance) -> str:

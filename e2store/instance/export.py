@@ -42,7 +42,7 @@ def format_pieces(inst: Instance, fmt: str) -> str:
         if inst.width != inst.height:
             raise InstanceError(f"{inst.name}: a {inst.width}x{inst.height} board cannot be "
                                 f"written as a benchmark file (N x N boards only); use "
-                                f"--format brendan or e2store")
+                                f"the brendan or e2store format").about("format")
         colours = len({int(c) for c in inst.pieces.ravel()} - {0})
         head = [str(inst.width), str(colours), "1", "1 1 1 1"]
     elif fmt in ("brendan", "puz"):

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -90,8 +91,8 @@ def read_benchmark(
         raise InstanceFormatError(
             p, rows[-1][0] + 1, "file ends inside the 3-line header", "3 header lines after N"
         )
-    pieces, lines = count_pieces(p, rows[4:], (n, n), lineno, sides)
-    return build_instance(p, "benchmark", sides, name, (n, n), pieces, lines)
+    pieces, line_nos = count_pieces(p, rows[4:], (n, n), lineno, sides)
+    return build_instance(p, "benchmark", sides, name, (n, n), pieces, line_nos)
 
 
 def read_headed(path: str, rows: Lines, fmt: str, sides: str, size: Size | None, name: str | None):
@@ -157,7 +158,7 @@ def read_jwortmann(
         raise InstanceFormatError(p, rows[MAX_PIECES][0], f"more than {MAX_PIECES:,} piece "
                                   f"lines", f"at most {MAX_PIECES:,} pieces, the largest "
                                   f"board e2store reads")
-    pieces, lines = parse_pieces(p, rows, sides)
+    pieces, line_nos = parse_pieces(p, rows, sides)
     if size is not None:
         w, h = size
         if w * h != n:
@@ -184,7 +185,7 @@ def read_jwortmann(
                 f"{int(odd[0])} appears an odd number of times ({odd.size} colours do), so no "
                 "board can be filled: is a piece line missing or one too many?",
                 "every colour an even number of times; give --size WxH to read it as it is")
-    return build_instance(p, "jwortmann", sides, name, (w, h), pieces, lines)
+    return build_instance(p, "jwortmann", sides, name, (w, h), pieces, line_nos)
 
 
 def read_brendan_solution(
@@ -305,6 +306,19 @@ def read_instance(
                             lines=lines)
     except InstanceFormatError as exc:
         raise printable_error(exc) from None
+
+
+def instance_id(value: str | Path) -> str:
+    """An instance id, or the id of the instance in the piece file `value` when it exists:
+    a store's instance named either way."""
+    path = Path(value)
+    return read_instance(path).id if path.is_file() else str(value)
+
+
+def instance_ids(values: Iterable[str | Path]) -> list[str] | None:
+    """The ids `values` name (`instance_id` each), or None (every instance) for none: a
+    store command's instance selection."""
+    return [instance_id(v) for v in values] or None
 
 
 def printable_error(exc: InstanceFormatError) -> InstanceFormatError:

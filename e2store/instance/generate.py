@@ -13,6 +13,7 @@ rotations and the solution records where each went.
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -160,3 +161,25 @@ def generate_instance(
         solution=solution,
         source=source,
     )
+
+
+def write_generated_instance(output: str | Path, width: int, height: int,
+                             frame_colours: int, inner_colours: int, seed: int,
+                             name: str | None = None) -> tuple[Instance, dict, list[str]]:
+    """Generate an instance (`generate_instance`, named after the output file's stem by
+    default), validate it and write it as an e2store file, atomically: (the instance, its
+    `instance_stats`, the generator's notes: the pieces it could not make unique).
+    ValueError for impossible parameters, InstanceError for an invalid result."""
+    from e2store.instance.e2sfile import write_e2store
+    from e2store.instance.stats import instance_stats
+    from e2store.instance.validate import validate_or_raise
+
+    output = Path(output)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", GenerationWarning)
+        inst = generate_instance(width, height, frame_colours, inner_colours, seed,
+                                 name=name or output.stem)
+    validate_or_raise(inst)
+    write_e2store(inst, output)
+    notes = [str(w.message) for w in caught if issubclass(w.category, GenerationWarning)]
+    return inst, instance_stats(inst), notes

@@ -149,7 +149,7 @@ def check_instance(inst: Instance) -> list[Finding]:
     for i in neg:
         add("error", f"piece {i} has a negative colour", int(i))
     kinds = piece_kinds(p)
-    def shown(i: int) -> tuple[int, ...]:  # piece i's colours as its file gave them
+    def shown(i: int | np.integer) -> tuple[int, ...]:  # piece i's colours as its file gave them
         return tuple(inst.colour_id(int(c)) for c in p[i])
 
     for i in np.flatnonzero(kinds == "opposite"):
@@ -184,10 +184,10 @@ def check_instance(inst: Instance) -> list[Finding]:
 
     for g in similar_groups(p):
         add("info", f"identical pieces (up to rotation): {', '.join(map(str, g))}", g[0])
-    for i in self_similar(p):
-        turn = "quarter" if (p[i] == np.roll(p[i], 1)).all() else "half"
-        add("info", f"piece {i} {shown(i)} is identical to itself "
-            f"turned a {turn} turn", i)
+    for s in self_similar(p):
+        turn = "quarter" if (p[s] == np.roll(p[s], 1)).all() else "half"
+        add("info", f"piece {s} {shown(s)} is identical to itself "
+            f"turned a {turn} turn", s)
     return out
 
 

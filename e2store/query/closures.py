@@ -40,10 +40,9 @@ from pathlib import Path
 import numpy as np
 
 from e2store.errors import DamagedStoreError, E2StoreError, StoreError
-from e2store.files import atomic_write, atomic_write_text
+from e2store.files import atomic_write, atomic_write_text, sha256_file
 from e2store.instance.model import GREY, Instance
 from e2store.store.records import DIGEST, dump_doc, load_doc
-from e2store.store.write import sha256_file
 
 FORMAT = "e2store-block-closure/3"  # /1: six bits in a 512-bit block per key; /2: the
 # same filter, its header without a digest (e2store.store.records)
@@ -209,8 +208,8 @@ def build_closure(instance: Instance, budget: int = DEFAULT_BUDGET, threads: int
         raise ClosureBudgetError(
             f"the closure table of {instance.name!r} ({bw}x2 block, {more}{about:,} "
             f"fillings) needs {'over ' if about > cap else ''}{need / 2**20:,.0f} MiB, over "
-            f"the memory budget of {budget / 2**20:,.0f} MiB; raise it (--memory-budget) or "
-            f"solve without --store")
+            f"the memory budget of {budget / 2**20:,.0f} MiB; raise the budget or solve "
+            f"without the store").about("memory_budget")
     bloom = _huge_words(table_words(about))  # inserts are random writes too
     with ThreadPoolExecutor(parts) as pool:  # the kernel releases the GIL
         n = sum(pool.map(lambda k: CK.fill_bloom(rot, istart, icand, k_col, bw, bloom, k,
@@ -244,6 +243,90 @@ def estimate_fillings(rot, istart, icand, k_col, bw, cap, threads=2) -> int:
                                                         threads), range(threads)))
 
 
+# -- the table's kernels behind public names (benchmarks/closure_probe.py, closures.py) -----
+
+NUMBA_API = ("closure_key", "bloom_has", "walk_block")  # jitted, for numba callers: see below
+
+
+def check_block_tables(rot, istart, icand, k_col: int, bw: int,
+                       bloom: np.ndarray | None = None) -> None:
+    """ValueError unless the arrays are tables of `interior_tables` for a `bw` x 2 block
+    (and `bloom`, when given, a filter of `table_words` words, or empty for counting): the
+    checks the kernels do not make.  Numba code that calls the `NUMBA_API` primitives in
+    its own loop calls this once first."""
+    arrays = {"rot": rot, "istart": istart, "icand": icand}
+    for name, a in arrays.items():
+        if not isinstance(a, np.ndarray) or a.dtype != np.int64 or not a.flags.c_contiguous:
+            raise ValueError(f"{name} must be a C-contiguous int64 array (interior_tables)")
+    if rot.ndim != 2 or rot.shape[1] != 4 or rot.shape[0] % 4 or rot.shape[0] > 4 * 64:
+        raise ValueError(f"rot must be (4n, 4) colour ranks of n <= 64 pieces, got {rot.shape}")
+    k_col, bw = int(k_col), int(bw)
+    if k_col < 1 or istart.shape != (k_col * k_col + 1,):
+        raise ValueError(f"istart must hold k_col * k_col + 1 = {k_col * k_col + 1} bucket "
+                         f"starts, got {istart.shape}")
+    if icand.ndim != 1 or int(istart[-1]) != icand.shape[0] or (np.diff(istart) < 0).any():
+        raise ValueError("istart must be ascending bucket starts ending at len(icand)")
+    if icand.size and (icand.min() < 0 or icand.max() >= rot.shape[0]):
+        raise ValueError("icand must hold placements of rot's pieces (0 <= v < 4n)")
+    if rot.size and (rot.min() < 0 or rot.max() >= k_col):
+        raise ValueError(f"rot must hold colour ranks below k_col = {k_col}")
+    if bw < 1:
+        raise ValueError(f"the block needs a width of at least 1, got {bw}")
+    if bloom is not None and (not isinstance(bloom, np.ndarray) or bloom.dtype != np.uint64
+                              or bloom.ndim != 1 or bloom.shape[0] & (bloom.shape[0] - 1)):
+        raise ValueError("bloom must be a 1-D uint64 array of a power-of-two number of "
+                         "words (table_words), or empty")
+
+
+def _check_share(part: int, parts: int) -> None:
+    if not 0 <= int(part) < int(parts):
+        raise ValueError(f"share {part} of {parts}: expected 0 <= part < parts")
+
+
+def count_block_fillings(rot, istart, icand, k_col: int, bw: int, cap: int, part: int = 0,
+                         parts: int = 1) -> int:
+    """The fillings of the `bw` x 2 block in share `part` of `parts` (threads counting
+    disjoint shares add up to every filling once), by the kernel `estimate_fillings` runs;
+    counting stops just past `cap` (returns more than `cap`).  Releases the GIL."""
+    check_block_tables(rot, istart, icand, k_col, bw)
+    _check_share(part, parts)
+    if int(cap) < 0:
+        raise ValueError(f"cap must be >= 0, got {cap}")
+    from e2store.query import _closure_kernels as CK
+
+    return CK.count_fillings(rot, istart, icand, int(k_col), int(bw), int(cap), int(part),
+                             int(parts))
+
+
+def fill_block_table(rot, istart, icand, k_col: int, bw: int, bloom: np.ndarray,
+                     part: int = 0, parts: int = 1) -> int:
+    """Add the key of every filling in share `part` of `parts` to `bloom` (atomically when
+    `parts` > 1: threads filling disjoint shares of one filter), by the kernel
+    `build_closure` runs; returns that share's fillings.  Releases the GIL."""
+    check_block_tables(rot, istart, icand, k_col, bw, bloom)
+    _check_share(part, parts)
+    if not bloom.shape[0]:
+        raise ValueError("bloom is empty: count with count_block_fillings")
+    from e2store.query import _closure_kernels as CK
+
+    return CK.fill_bloom(rot, istart, icand, int(k_col), int(bw), bloom, int(part),
+                         int(parts))
+
+
+def __getattr__(name: str):
+    """The `NUMBA_API` primitives, loaded on first use (this module starts without numba):
+    `closure_key(pieces, code)` (a key's 64-bit hash), `bloom_has(bloom, h)` (one probe) and
+    `walk_block(...)` (the block walk; see its docstring), jitted and inlined into the
+    numba code that calls them, which checks its tables once (`check_block_tables`): they
+    check nothing.  Python code uses `ClosureTable.probe`, `count_block_fillings`,
+    `fill_block_table`."""
+    if name in NUMBA_API:
+        from e2store.query import _closure_kernels as CK
+
+        return getattr(CK, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _paths(root: Path, instance: Instance) -> tuple[Path, Path]:
     stem = f"{instance.id}-{fingerprint(instance)[:16]}"
     d = Path(root) / CLOSURES_DIR
@@ -254,13 +337,15 @@ def write_closure(root: str | Path, instance: Instance, table: ClosureTable) -> 
     """Store `table` under STORE/closures (filter then header, each atomically: a header
     only ever names a complete filter).  Returns the filter's path."""
     data_path, head_path = _paths(Path(root), instance)
-    digest = hashlib.sha256(memoryview(table.bloom).cast("B")).hexdigest()
-    words = table.bloom.astype("<u8", copy=False)  # no copy on a little-endian machine
-    atomic_write(data_path, lambda fh: fh.write(memoryview(words)))
+    bloom = table.bloom
+    assert bloom is not None, "write_closure: the table's filter is not in memory"
+    digest = hashlib.sha256(bloom.data.cast("B")).hexdigest()  # .data: the array's memoryview
+    words = bloom.astype("<u8", copy=False)  # no copy on a little-endian machine
+    atomic_write(data_path, lambda fh: fh.write(words.data))
     head = {"format": FORMAT, "instance": instance.id, "name": instance.name,
             "fingerprint": table.fingerprint, "width": table.width, "height": table.height,
             "k_col": table.k_col, "interior_mask": str(table.interior_mask),
-            "fillings": table.fillings, "words": int(table.bloom.shape[0]),
+            "fillings": table.fillings, "words": int(bloom.shape[0]),
             "sha256": digest, "build_seconds": round(table.build_seconds, 3)}
     atomic_write_text(head_path, dump_doc(head))
     table.path = data_path
@@ -380,7 +465,8 @@ def open_closure(root: str | Path, instance: Instance, budget: int = DEFAULT_BUD
         raise ClosureBudgetError(f"the closure table {table.path} takes "
                                  f"{table.nbytes / 2**20:,.0f} MiB per process, "
                                  f"{copies} x that is over the memory budget of "
-                                 f"{budget / 2**20:,.0f} MiB; raise it (--memory-budget)")
+                                 f"{budget / 2**20:,.0f} MiB; raise the budget"
+                                 ).about("memory_budget")
     if built is None and log:
         log(f"closure: using {table.path} ({table.fillings:,} fillings, "
             f"{table.nbytes / 2**20:,.0f} MiB)")

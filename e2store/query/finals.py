@@ -32,12 +32,12 @@ import numpy as np
 
 from e2store.errors import MissingZoneError, SolverError
 from e2store.instance.model import GREY, Instance
+from e2store.query.defaults import DEFAULT_FINALS_HAMMING as DEFAULT_FINALS_HAMMING
 from e2store.store.layout import RAW_FORMS
 from e2store.store.read import read_manifest, read_partition
 from e2store.zones.geometry import SIDE_STEP, ring_offsets
 from e2store.zones.zonemap import zone_map
 
-DEFAULT_FINALS_HAMMING = 2
 SKIP, KILL = -1, -2  # mask ids: the placement leaves the region unchanged / empties it
 
 

@@ -152,12 +152,13 @@ class CorolleStore:
     def _run(self, query: str, params: list | None, stream: bool, batch_rows: int,
              seconds: float | None) -> pa.Table | pa.RecordBatchReader:
         """`sql` once, under the time limit; errors as StoreError / QueryLimitError."""
-        run: RunningQuery | None = RunningQuery(self.con.interrupt, seconds)
+        query_run = RunningQuery(self.con.interrupt, seconds)
+        run: RunningQuery | None = query_run  # None once a stream's reader owns it
         with self._lock:
             if self._query is not None:  # a stream left unread: its timer ends here
                 self._query.end()
-            self._query = run
-        run.start()
+            self._query = query_run
+        query_run.start()
         try:
             rel = self.con.sql(query, params=params or None)
             if rel is None:  # a statement without a result (CREATE, SET, ...)
@@ -167,11 +168,11 @@ class CorolleStore:
                 read = getattr(rel, "to_arrow_reader", None) or rel.fetch_record_batch
                 reader = read(batch_rows)
                 out = pa.RecordBatchReader.from_batches(reader.schema, limited_batches(
-                    reader, run, lambda exc, run=run: self._failure(exc, run)))
+                    reader, query_run, lambda exc: self._failure(exc, query_run)))
                 run = None  # the stream's end ends it
                 return out
             table = rel.to_arrow_table()
-            if run.stopped is not None:  # done after the timer fired: one value took long
+            if query_run.stopped is not None:  # done after the timer fired: one value took long
                 raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
             return table
         except QUERY_ERRORS as exc:
@@ -353,7 +354,7 @@ class CorolleStore:
             record = read_record(self.root, instance, hamming, zone, rotation, form)
             if not record.get("placements"):
                 continue
-            out = {"slot": [], "pieces": [], "placements": []}
+            out: dict[str, list[int]] = {"slot": [], "pieces": [], "placements": []}
             for i, h in enumerate(record["placements"]):
                 bits = np.unpackbits(np.frombuffer(bytes.fromhex(h), dtype=np.uint8),
                                      bitorder="little")
@@ -379,7 +380,7 @@ class CorolleStore:
             seen += [vals[k, :len(v)][ok[k, :len(v)]] for k, v in enumerate(rows.values)]
         else:
             seen += [np.zeros(0, np.int16)] * len(rows.offsets)
-        out = {"slot": [], "pieces": [], "placements": []}
+        out: dict[str, list[int]] = {"slot": [], "pieces": [], "placements": []}
         for i, col in enumerate(seen):
             col = col[col >= 0]
             out["slot"].append(i)

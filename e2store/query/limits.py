@@ -13,8 +13,8 @@ import duckdb
 import pyarrow as pa
 
 from e2store.errors import StoreError
+from e2store.query.defaults import DEFAULT_MEMORY_LIMIT as DEFAULT_MEMORY_LIMIT  # declared there
 
-DEFAULT_MEMORY_LIMIT = 2 << 30  # bytes: a handle's DuckDB memory_limit (DuckDB's: 80 % of RAM)
 PROCESS_HEADROOM = 512 << 20  # bytes a capped process holds beyond its query memory limit
 # what a query failing as it runs raises (RuntimeError: DuckDB's Ctrl-C check)
 QUERY_ERRORS = (duckdb.Error, pa.ArrowException, MemoryError, RuntimeError)
@@ -109,7 +109,7 @@ def limit_error(exc: BaseException, run: RunningQuery | None, where: object,
     out of memory), naming `where` (the store); None for another failure."""
     text = str(exc)
     stopped = run.stopped if run is not None else None
-    if stopped == "time":
+    if stopped == "time" and run is not None:
         return QueryLimitError(f"{where}: the query ran past its time limit of "
                                f"{run.seconds:g} s", "time", run.seconds)
     if (stopped == "interrupt" or isinstance(exc, duckdb.InterruptException)

@@ -102,7 +102,7 @@ def export_closures(root: str | Path, instance: Instance, hamming: int,
                     ) -> list[dict]:
     """Write each cell's region and index into `out` (module docstring); returns the
     entries of `regions.json`."""
-    from e2store.store.write import sha256_file
+    from e2store.files import sha256_file
 
     root, out = Path(root), Path(out)
     manifest = read_manifest(root)
@@ -125,3 +125,21 @@ def export_closures(root: str | Path, instance: Instance, hamming: int,
         {"format": REGION_FORMAT, "version": REGION_VERSION, "instance": instance.id,
          "regions": entries}, indent=1) + "\n")
     return entries
+
+
+def export_store_closures(root: str | Path, instance_id: str, hamming: int,
+                          cells: Sequence[tuple[int, int]], out: str | Path,
+                          progress=None) -> list[dict]:
+    """`export_closures` of the store's instance `instance_id` (read from the copy the
+    store keeps; MissingInstanceError when it keeps none): what `e2store export-closures`
+    writes."""
+    from e2store.errors import MissingInstanceError
+    from e2store.store.layout import instance_path
+    from e2store.store.read import read_store_instance
+
+    root = Path(root)
+    path = instance_path(root, instance_id)
+    if not path.exists():
+        raise MissingInstanceError(f"{root}: no instance {path.stem!r} in the store")
+    inst = read_store_instance(root, path.stem)
+    return export_closures(root, inst, hamming, cells, out, progress=progress)

@@ -54,7 +54,8 @@ def svg_to_figure(svg: str, scale: float = 1.0):
     wpx, hpx = max(1, round(w * scale)), max(1, round(h * scale))
     if wpx * hpx > MAX_PNG_PIXELS:  # Agg would take 4 bytes a pixel, then run out of memory
         raise RenderError(f"a PNG of {wpx:,} x {hpx:,} pixels is larger than "
-                          f"{MAX_PNG_PIXELS:,} pixels (lower --scale, or write an .svg)")
+                          f"{MAX_PNG_PIXELS:,} pixels (lower the scale, or write an .svg)"
+                          ).about("scale")
     # a quarter pixel more than wanted: Agg truncates the canvas size to whole pixels
     fig = Figure(figsize=((wpx + 0.25) / dpi, (hpx + 0.25) / dpi), dpi=dpi)
     ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
@@ -76,7 +77,7 @@ def svg_to_figure(svg: str, scale: float = 1.0):
 
     def walk(el: ET.Element, inherited: dict[str, str]) -> None:
         style = dict(inherited)
-        style.update({k: el.get(k) for k in _INHERITED if el.get(k) is not None})
+        style.update({k: a for k in _INHERITED if (a := el.get(k)) is not None})
         tag = el.tag.removeprefix(_SVG_NS)
         if tag in ("svg", "g"):
             for child in el:

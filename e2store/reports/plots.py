@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from e2store.files import atomic_write_bytes
-from e2store.reports.tables import MISSING, TITLES, Board, Table, board_order
+from e2store.reports.tables import MISSING, TITLES, Board, Table, Uncounted, board_order
 
 PLOT_METRICS = ("corolles", "nodes", "bytes")
 _YLABEL = {"corolles": "corolles", "nodes": "search nodes", "bytes": "bytes per corolle"}
@@ -29,7 +29,7 @@ _WHOLE = {"corolles": "sum over zone cells", "nodes": "sum over zone cells",
 
 def _num(v) -> float | None:
     """A plottable value (> 0 on a log axis) or None."""
-    if v is None or v is MISSING:
+    if v is None or v is MISSING or isinstance(v, Uncounted):
         return None
     v = float(v)
     return v if v > 0 and math.isfinite(v) else None
@@ -45,18 +45,22 @@ def whole_board(table: Table, corolles: Table | None = None) -> dict[str, float 
     out: dict[str, float | None] = {}
     for j, b in enumerate(table.columns):
         col = [row[j] for row in table.values]
-        if any(v is MISSING for v in col):
+        if any(v is MISSING or isinstance(v, Uncounted) for v in col):  # a zone not known
             out[b.instance] = None
             continue
+        nums = [(c, v) for c, v in zip(table.cells, col, strict=True)
+                if isinstance(v, int | float)]  # the other values are None
         if table.metric != "bytes":
-            out[b.instance] = float(sum(v for v in col if v is not None))
+            out[b.instance] = float(sum(v for _, v in nums))
             continue
         if corolles is None:
             raise ValueError("bytes per corolle over the board needs the corolles table")
         jc = [c.instance for c in corolles.columns].index(b.instance)
         n = {cell: row[jc] for cell, row in zip(corolles.cells, corolles.values, strict=True)}
-        total_c = sum(n[c] for c, v in zip(table.cells, col, strict=True) if v is not None)
-        total_b = sum(v * n[c] for c, v in zip(table.cells, col, strict=True) if v is not None)
+        # the corolles of a cell with bytes per corolle (same zones, same store): a number
+        ns = [(v, k) for c, v in nums if isinstance(k := n[c], int | float)]
+        total_c = sum(k for _, k in ns)
+        total_b = sum(v * k for v, k in ns)
         out[b.instance] = total_b / total_c if total_c else None
     return out
 

@@ -147,7 +147,7 @@ def fixed_cells(fixed: Iterable | Mapping | None, width: int,
     return out
 
 
-def piece_text(placement: int) -> str:
+def piece_text(placement: int | np.integer) -> str:
     """A packed placement as tooltips say it: the piece counted from 1 and its rotation."""
     p, r = divmod(int(placement), 4)
     return f"piece {p + 1}, rotation {r}"
@@ -161,7 +161,7 @@ def text_width(s: str, size: float, bold: bool = False) -> float:
     return len(s) * size * (0.68 if bold else 0.62)
 
 
-def _num(v: float) -> str:
+def _num(v: float | np.integer | np.floating) -> str:
     """Short text of a coordinate: integers without a point, others to 2 decimals."""
     f = round(float(v), 2)
     return str(int(f)) if f == int(f) else f"{f:g}"
@@ -255,10 +255,10 @@ def _coords(svg: _Svg, ox: float, oy: float, s: float, xs: range, ys: range,
     svg.open(**{"class": "coords", "fill": "#555555", "font-size": 10})
     for x in xs:
         svg.text(ox + (x - col0 + 0.5) * s, oy - COORD / 2, str(x + 1), size=10,
-                 **{"class": "col", "data-x": x})
+                 **{"class": "col", "data-x": str(x)})
     for y in ys:
         svg.text(ox - COORD / 2, oy + (y - row0 + 0.5) * s, row_name(y), size=10,
-                 **{"class": "row", "data-y": y})
+                 **{"class": "row", "data-y": str(y)})
     svg.close()
 
 
@@ -490,7 +490,7 @@ def svg_corolle(inst: Instance, hamming: int, row: Sequence[int] | np.ndarray, x
     svg.open(**{"class": "board"})
     for cy in range(inst.height):
         for cx in range(inst.width):
-            _empty_cell(svg, bx + cx * s, by + cy * s, s, **{"data-x": cx, "data-y": cy})
+            _empty_cell(svg, bx + cx * s, by + cy * s, s, None, **{"data-x": cx, "data-y": cy})
     svg.close()
     table = inst.rotated_table()
     for i, v in enumerate(vals):

@@ -160,3 +160,15 @@ def format_markdown(summary: dict) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def write_summary(path: str | Path, summary: dict) -> None:
+    """Write a summary (of `summarize`) atomically: JSON when `path` ends in .json, else
+    the Markdown report (`format_markdown`)."""
+    import json
+
+    from e2store.files import atomic_write_text
+
+    path = Path(path)
+    atomic_write_text(path, json.dumps(summary, indent=1) + "\n"
+                      if path.suffix.lower() == ".json" else format_markdown(summary))

@@ -91,10 +91,10 @@ from e2store import bits as _bits
 from e2store.errors import KernelCacheError, SolverError
 from e2store.files import atomic_write_text
 from e2store.solver import _kernels as K
+from e2store.solver.defaults import AUTO_MIN_DEPTHS as AUTO_MIN_DEPTHS  # declared there
+from e2store.solver.defaults import KERNELS as KERNELS
 
 CHUNK = 16  # nested loops per generated function (CPython's limit is 20 blocks)
-AUTO_MIN_DEPTHS = 30  # `kernel="auto"` generates for plans with at least this many free cells
-KERNELS = ("auto", "generic", "unrolled")
 GENERATOR_VERSION = 4
 # the generated code calls into `_bits` (`cttz`); its hash goes into every source, so that a
 # change there makes new files instead of reusing numba's cache of stale ones
@@ -429,7 +429,7 @@ def kernel(plan, closure=None):
 def load_generated(text: str, prefix: str, entry: str):
     """Function `entry` of the generated module `text`: written to `kernel_dir` under a
     name from its hash (unless there already), imported once per process.  Shared by the
-    generated kernels of the exact (here) and best-score (`_best_gen`) searches."""
+    generated kernels of the exact (here) and best-score (`best._gen`) searches."""
     name = prefix + hashlib.sha256(text.encode()).hexdigest()[:20]
     if name not in _LOADED:
         path = kernel_dir() / f"{name}.py"

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from e2store.errors import DamagedDataError, E2StoreNote, SolverError
+from e2store.errors import DamagedDataError, E2StoreNote, RenderError, SolverError
 from e2store.instance.model import GREY, Instance
 from e2store.instance.parsing import shown_path as _n
 
@@ -280,8 +280,8 @@ def _boards_of(t, p: Path, instance: Instance | None) -> Boards:
         raise DamagedDataError(f"{_n(p)}: damaged boards file ({w}x{h} in its metadata, the "
                                f"instance is {instance.width}x{instance.height})")
     n = w * h
-    columns = [_column(t, f"c{i}", "int16", p) for i in range(n)]  # each there and typed
-    cells = np.column_stack(columns) if len(t) else np.zeros((0, n), np.int16)
+    board = [_column(t, f"c{i}", "int16", p) for i in range(n)]  # each there and typed
+    cells = np.column_stack(board) if len(t) else np.zeros((0, n), np.int16)
     columns = BOARD_STATS if int(version) >= 3 else BOARD_STATS_V2
     stats = {name: _column(t, name, kind, p) for name, kind in columns}
     for name, kind in BOARD_STATS[len(columns):]:  # older files: unknown
@@ -455,3 +455,63 @@ def read_any_board(instance: Instance, source: str | Path) -> list[np.ndarray]:
         return [board_cells(instance, board)]
     except SolverError as e:
         raise SolverError(f"{_n(p)}: {e}") from None
+
+
+
+def best_row(boards: Boards) -> int | None:
+    """The row of the best board of `boards`: the filled board (source "filled": completed
+    after the search) of the highest score, else the deepest board, then the highest
+    score; the earliest row of equals.  None when there is no row."""
+    st, n = boards.stats, len(boards)
+    if not n:
+        return None
+    score = np.asarray(st["score"], dtype=np.int64)
+    depth = np.asarray(st["depth"], dtype=np.int64)
+    filled = np.array([str(s) == "filled" for s in st["source"]], dtype=bool)
+    if filled.any():
+        return int(np.flatnonzero(filled)[np.argmax(score[filled])])  # argmax: the first
+    return min(range(n), key=lambda i: (-int(depth[i]), -int(score[i]), i))
+
+
+def is_boards_file(source: str | Path) -> bool:
+    """Whether `source` names a boards file (`solve --best -o`), by its metadata."""
+    from e2store.files import table_schema
+    from e2store.instance.url import is_url
+
+    if is_url(str(source)) or not Path(source).is_file():
+        return False
+    try:
+        meta = table_schema(Path(source)).metadata or {}
+    except Exception:  # no table: another kind of board file
+        return False
+    return meta.get(b"format") == BOARDS_FORMAT.encode()
+
+
+def chosen_board(instance: Instance, source: str | Path, best: bool = False,
+                 index: int = 0) -> tuple[np.ndarray, str, str]:
+    """(cells, what, note) of the board of `source` (`read_any_board`) `render board` draws:
+    the best (`best`: a boards file's `best_row`, else the highest score, the earliest) or the
+    `index`-th; `what` starts its title, `note` says which the best is.  RenderError: none."""
+    if best and is_boards_file(source):
+        b = read_boards(source, instance)
+        i = best_row(b)
+        if i is None:
+            raise RenderError(f"{_n(source)}: holds no board yet (expected a boards file "
+                              "with at least one row)")
+        r = b.row(i)
+        return (b.cells[i].astype(np.int64), f"row {i} (the best of {len(b)}), ",
+                f"drew row {i} of {len(b)}, the best: {r['source']}, score {r['score']} / "
+                f"{r['joins']}, depth {r['depth']}, {r['holes']} holes (seed {r['seed']}, "
+                f"restart {r['restart']})")
+    boards = read_any_board(instance, source)
+    if best:
+        if not boards:
+            raise RenderError(f"{_n(source)}: holds no board")
+        scores = [score(instance, c).matched for c in boards]
+        i = max(range(len(boards)), key=lambda k: (scores[k], -k))
+        return (boards[i], f"board {i} (the best of {len(boards)}), ",
+                f"drew board {i} of {len(boards)}, the best: score {scores[i]}")
+    if index >= len(boards):
+        raise RenderError(f"{_n(source)}: holds {len(boards)} boards (expected --index "
+                          f"below {len(boards)})")
+    return boards[index], "", ""

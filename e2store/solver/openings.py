@@ -215,9 +215,9 @@ def _join(t: _Table, cor: np.ndarray, slots: np.ndarray, bcells: np.ndarray, ins
     while start < len(t):  # chunks of table rows with at most JOIN_PAIRS candidate pairs
         base = ends[start - 1] if start else 0
         stop = max(start + 1, int(np.searchsorted(ends, base + JOIN_PAIRS, "right")))
-        c = cnt[start:stop]
-        a_idx = np.repeat(np.arange(start, stop), c)
-        first = np.repeat(lo[start:stop] - (np.cumsum(c) - c), c)
+        pairs = cnt[start:stop]  # candidate pairs per table row
+        a_idx = np.repeat(np.arange(start, stop), pairs)
+        first = np.repeat(lo[start:stop] - (np.cumsum(pairs) - pairs), pairs)
         b_idx = order[first + np.arange(len(a_idx))] if len(a_idx) else a_idx
         ok = ~((t.used[a_idx] & new_bits[b_idx]) != 0).any(axis=1)
         a_idx, b_idx = a_idx[ok], b_idx[ok]

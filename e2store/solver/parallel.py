@@ -22,14 +22,14 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from e2store.errors import SolverError
+from e2store.errors import ChildFailedError, SolverError
 from e2store.instance.model import GREY, Instance
 from e2store.processes import die_with_parent
 from e2store.progress import progress_interval
 from e2store.solver import _kernels as K
 from e2store.solver import _unrolled
 from e2store.solver.closure import closure_counts_dict
-from e2store.solver.openings import Openings, check_openings
+from e2store.solver.openings import Openings, check_openings, read_openings
 from e2store.solver.plan import board_dtype, build_plan, fixed_problem
 from e2store.solver.scan import scan_order
 from e2store.solver.search import (
@@ -343,7 +343,7 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
     # each chunk in opening order, so that the boards kept are the first in search order
     chunks = [np.sort(c) for c in plan_chunks(estimate_costs(instance, boards), workers)]
     stats: dict[int, dict] = {}
-    kept: list[np.ndarray] = []
+    kept: list[tuple[np.ndarray, np.ndarray]] = []  # (opening positions, boards)
     n_kept = 0
     done = 0
     bar = tqdm(total=len(index), desc=f"openings {instance.name}", unit=" openings",
@@ -400,9 +400,10 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
                         try:
                             take(f.result())
                         except BrokenProcessPool:
-                            raise SolverError("a worker process died (out of memory, killed, "
-                                              "or a script that starts workers without an "
-                                              "`if __name__ == '__main__':` guard)") from None
+                            raise ChildFailedError(
+                                "a worker process died (out of memory, killed, or a script "
+                                "that starts workers without an `if __name__ == "
+                                "'__main__':` guard)") from None
                     if first and res.opening_solutions.sum():
                         found_first = True
                         for f in pending:
@@ -424,6 +425,24 @@ def solve_openings(instance: Instance, ops: Openings, *, workers: int = 1,
                   else np.zeros((0, instance.width * instance.height), dtype=dtype))
     return res
 
+
+
+def solve_with_openings(instance: Instance, path: str | Path, *, workers: int = 1,
+                        scan: str | Path | np.ndarray = "rowscan", first: bool = False,
+                        shard: tuple[int, int] | None = None, save: str | Path | None = None,
+                        keep: int = DEFAULT_MAX_STORED, progress: bool = False, finals=None,
+                        kernel: str = "auto", closure=None) -> OpeningsResult:
+    """Solve the openings of the file `path` (`write_openings`) over `workers` processes
+    (`solve_openings`) and, with `save`, write the solutions kept (at most `keep`) there:
+    the whole of `e2store solve --openings FILE` but its report."""
+    from e2store.solver.solutions import write_solutions
+
+    res = solve_openings(instance, read_openings(path), workers=workers, scan=scan,
+                         first=first, shard=shard, max_stored=keep, progress=progress,
+                         finals=finals, kernel=kernel, closure=closure)
+    if save is not None:
+        write_solutions(save, res.boards, instance, res.scan)
+    return res
 
 def _first_boards(kept: list[tuple[np.ndarray, np.ndarray]], limit: int,
                   ) -> tuple[np.ndarray, np.ndarray]:

@@ -37,10 +37,12 @@ def seed_cells(seed: Seed | None, width: int, height: int, n_pieces: int) -> dic
         for (x, y), v in seed.items():
             if not (0 <= x < width and 0 <= y < height):
                 raise SolverError(f"seed cell ({x}, {y}) is off the {width}x{height} board")
-            pair = isinstance(v, tuple | list)
-            packed = int(v[0]) * 4 + int(v[1]) if pair else int(v)
-            if pair and not 0 <= v[1] < 4:
-                raise SolverError(f"seed cell ({x}, {y}): rotation {v[1]} (expected 0..3)")
+            if isinstance(v, tuple | list):
+                packed = int(v[0]) * 4 + int(v[1])
+                if not 0 <= v[1] < 4:
+                    raise SolverError(f"seed cell ({x}, {y}): rotation {v[1]} (expected 0..3)")
+            else:
+                packed = int(v)
             out[y * width + x] = int(packed)
     for i, v in out.items():
         if not 0 <= v < 4 * n_pieces:
@@ -59,6 +61,13 @@ def frame_mask(width: int, height: int, cell: int) -> int:
     return m
 
 
+def grey_masks(rotated: np.ndarray) -> np.ndarray:
+    """Per placement (a row of `Instance.rotated_table()`), bit s set when it shows grey on
+    side s.  The frame test, declared once: a placement fits a cell when its grey mask is
+    the cell's `frame_mask` (grey faces the frame, and only the frame)."""
+    return ((np.asarray(rotated) == GREY) * (1 << np.arange(4))).sum(axis=1).astype(np.int64)
+
+
 def fixed_problem(inst: Instance, fixed: dict[int, int]) -> str | None:
     """Why a set of fixed cells cannot be part of a solution, or None."""
     w, h = inst.width, inst.height
@@ -67,11 +76,11 @@ def fixed_problem(inst: Instance, fixed: dict[int, int]) -> str | None:
         dup = next(p for p in pieces if pieces.count(p) > 1)
         return f"piece {dup} is placed twice"
     rot = inst.rotated_table()
+    greys = grey_masks(rot)
     for cell, v in fixed.items():
         x, y = cell % w, cell // w
         shown = rot[v]
-        grey = sum(1 << s for s in range(4) if shown[s] == GREY)
-        if grey != frame_mask(w, h, cell):
+        if greys[v] != frame_mask(w, h, cell):
             return (f"piece {v >> 2} rotation {v & 3} on cell ({x}, {y}) shows grey on "
                     f"the wrong sides")
         for s in (2, 3):  # east and south joins, each join once
@@ -284,7 +293,7 @@ def build_plan(inst: Instance, order: np.ndarray, fixed: dict[int, int],
     placed_before = set(fixed)
     nd = len(cells)
     dep = np.zeros((nd, K.DEP), dtype=np.int64)
-    grey_mask = ((col == 0) * (1 << np.arange(4))).sum(axis=1)
+    grey_mask = grey_masks(inst.rotated_table())
     looks = np.ones(len(col), dtype=bool)
     if distinct:  # placement p*4+r: r below the piece's period
         looks = np.arange(len(col)) % 4 < np.repeat(rotation_period(inst.pieces), 4)
@@ -349,6 +358,6 @@ def build_plan(inst: Instance, order: np.ndarray, fixed: dict[int, int],
                 DistinctPieces.of(inst) if distinct else None)
 
 
-def board_dtype(n_pieces: int) -> type:
+def board_dtype(n_pieces: int) -> type[np.int16] | type[np.int32]:
     """int16 for packed placements when they fit (every published board), else int32."""
     return np.int16 if 4 * n_pieces <= np.iinfo(np.int16).max else np.int32

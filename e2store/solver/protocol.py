@@ -18,7 +18,16 @@ import numpy as np
 
 from e2store.errors import SolverError
 from e2store.instance.model import GREY, Instance
+from e2store.solver.best import (
+    DEFAULT_BREAKS,
+    DEFAULT_QUOTA,
+    DEFAULT_RESTART_NODES,
+    DEFAULT_SCAN,
+    DEFAULT_SEED,
+)
 from e2store.solver.boards import board_cells, score
+from e2store.solver.plan import frame_mask, grey_masks
+from e2store.zones.geometry import SIDE_STEP
 
 
 @dataclass(frozen=True)
@@ -114,26 +123,26 @@ class ExactSolver:
 
 @dataclass
 class BestScoreSolver:
-    """The best-score search (`e2store.solver.best_run.run_best`): the deepest board of
-    `restarts` restarts that extends the grid, inserted in scan order, then its holes
-    filled (`e2store.solver.fill`)."""
+    """The best-score search (`e2store.solver.best.run_best`, its options and defaults
+    `e2store solve --best`'s): the deepest board of `restarts` restarts that extends the
+    grid, inserted in scan order, then its holes filled (`e2store.solver.best.fill_holes`)."""
 
-    scan: str = "rowscan"
-    breaks: str = "blackwood"
+    scan: str = DEFAULT_SCAN
+    breaks: str = DEFAULT_BREAKS
     restarts: int = 1
-    restart_nodes: int = 10_000_000
-    seed: int = 0
-    quota: str | None = None
+    restart_nodes: int = DEFAULT_RESTART_NODES
+    seed: int = DEFAULT_SEED
+    quota: str | None = DEFAULT_QUOTA
     name: str = "best-score"
 
     def solve(self, instance: Instance, grid) -> list[Insertion]:
-        from e2store.solver.best_run import run_best
-        from e2store.solver.fill import fill_holes
+        from e2store.solver.best import fill_holes, run_best
         from e2store.solver.scan import scan_order
 
         run = run_best(instance, scan=self.scan, fixed=_fixed_of(instance, grid) or None,
                        breaks=self.breaks, quota=self.quota, seed=self.seed,
                        restart_nodes=self.restart_nodes, restarts=self.restarts)
+        assert run.best is not None  # one restart at least, and it keeps a board
         keep = {c for c, v in enumerate(board_cells(instance, grid).tolist()) if v >= 0}
         filled = fill_holes(instance, run.best.board, keep=keep).board
         order = scan_order(self.scan, instance.width, instance.height)
@@ -154,12 +163,8 @@ class GreedySolver:
         cur = board_cells(instance, grid).copy()
         rot = instance.rotated_table()
         used = {int(v) >> 2 for v in cur if v >= 0}
-        frame = np.zeros((h * w, 4), bool)
-        for c in range(h * w):
-            x, y = c % w, c // w
-            frame[c] = (x == 0, y == 0, x == w - 1, y == h - 1)
-        fits = {c: np.flatnonzero(((rot == GREY) == frame[c]).all(axis=1))
-                for c in range(h * w)}
+        greys = grey_masks(rot)
+        fits = {c: np.flatnonzero(greys == frame_mask(w, h, c)) for c in range(h * w)}
         steps: list[Insertion] = []
         total = score(instance, cur).matched
         while True:
@@ -169,7 +174,7 @@ class GreedySolver:
                 opts = [v for v in fits[int(c)] if (v >> 2) not in used]
                 for v in opts:
                     g = 0
-                    for s, (dx, dy) in enumerate(((-1, 0), (0, -1), (1, 0), (0, 1))):
+                    for s, (dx, dy) in enumerate(SIDE_STEP):
                         if 0 <= x + dx < w and 0 <= y + dy < h:
                             u = cur[(y + dy) * w + x + dx]
                             g += int(u >= 0 and rot[v, s] == rot[u, (s + 2) % 4]
@@ -178,8 +183,8 @@ class GreedySolver:
                         best = (g, int(c), int(v))
             if best is None:
                 return steps
-            g, c, v = best
-            cur[c] = v
-            used.add(v >> 2)
+            g, cell, place = best
+            cur[cell] = place
+            used.add(place >> 2)
             total += g
-            steps.append(Insertion(c % w, c // w, v >> 2, v & 3, total))
+            steps.append(Insertion(cell % w, cell // w, place >> 2, place & 3, total))

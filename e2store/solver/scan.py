@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from e2store.errors import SolverError
-from e2store.instance.model import MAX_PIECES
+from e2store.instance.model import MAX_PIECES, Instance
 from e2store.instance.parsing import (
     MAX_DIGITS,
     check_line_count,
@@ -18,9 +18,7 @@ from e2store.instance.parsing import (
     shown_path,
     split_lines,
 )
-
-SCAN_ORDERS = ("rowscan", "columnscan", "diagonal", "spiral-in", "spiral-out", "quad-spiral",
-               "blackwood")
+from e2store.solver.defaults import SCAN_ORDERS as SCAN_ORDERS  # declared there
 
 
 def rowscan(width: int, height: int) -> np.ndarray:
@@ -253,3 +251,17 @@ def read_seed_file(path: str | Path) -> dict[tuple[int, int], int]:
             raise file_error(p, lineno, f"cell ({x}, {y}) repeated", "each cell at most once")
         out[(x, y)] = piece * 4 + r
     return out
+
+
+def fixed_cells(instance: Instance, value: str | Path | None
+                ) -> dict[tuple[int, int], int] | None:
+    """The fixed cells `value` names: an e2.bucas.name board URL (its filled cells) or a
+    seed file (`read_seed_file`); None for None.  The one reader of every command that
+    takes fixed cells, so they all read the same thing the same way."""
+    if value is None:
+        return None
+    from e2store.instance.url import fixed_from_url, is_url
+
+    if is_url(str(value)):
+        return fixed_from_url(instance, str(value))
+    return read_seed_file(Path(value))

@@ -37,15 +37,15 @@ from e2store.query.finals import FinalsIndex
 from e2store.solver import _kernels as K
 from e2store.solver import _unrolled
 from e2store.solver.closure import ClosureSpec, closure_report, closure_spec
+from e2store.solver.defaults import AUTO_MIN_DEPTHS as AUTO_MIN_DEPTHS  # declared there
+from e2store.solver.defaults import DEFAULT_MAX_STORED as DEFAULT_MAX_STORED
+from e2store.solver.defaults import KERNELS as KERNELS
 from e2store.solver.distinct import finish, first_of_orbit, needs_orbit_check
 from e2store.solver.plan import Plan, Seed, board_dtype, build_plan, search_setup
 from e2store.solver.solutions import check_solutions
 
 DEFAULT_SLICE_NODES = 1 << 25
-DEFAULT_MAX_STORED = 100_000
 NO_LIMIT = int(np.iinfo(np.int64).max)  # a node limit that never stops a search
-KERNELS = _unrolled.KERNELS  # the kernel choices of `solve(kernel=...)`
-AUTO_MIN_DEPTHS = _unrolled.AUTO_MIN_DEPTHS  # "auto": generated for this many free cells
 
 
 # --------------------------------------------------------------------------- solve
@@ -186,6 +186,7 @@ class UnrolledSearch:
             spec, why = closure_spec(plan, closure)
             if spec is None:
                 raise ClosureError(f"closure table cannot serve this search: {why}")
+            assert closure.bloom is not None, "the closure table's filter is not loaded"
             self.spec, self.bloom = spec, closure.bloom
         self.ccount = np.zeros(_unrolled.CCOUNT, dtype=np.int64)  # the kernel's counters
         memo = self.spec is not None and self.spec.memo_depth >= 0
@@ -465,21 +466,21 @@ def solve_split(instance: Instance, order: np.ndarray, plans: list[Plan],
             spec = closure_spec(plan, closure)[0]
             k = max(1, min(k, spec.depth)) if spec is not None else k
         top_walk = top_order(plan, k)
-        top = Search(build_plan(instance, top_walk, plan.fixed, plan.distinct), 1)
-        top.warm_up()
+        walk = Search(build_plan(instance, top_walk, plan.fixed, plan.distinct), 1)
+        walk.warm_up()
         top_cells = (top_walk[:, 1] * w + top_walk[:, 0]).tolist()
         sub_plan = build_plan(instance, order, {c: 0 for c in top_cells}, plan.distinct)
         spec, why = (None, None) if closure is None else closure_spec(sub_plan, closure)
         if closure is not None and spec is None:
             result.closure = {**closure.summary(), "used": False, "reason": f"split: {why}"}
             closure = None
-        work.append((top, sub_plan))
-    work = [(top, UnrolledSearch(instance, sub_plan, closure)) for top, sub_plan in work]
+        work.append((walk, sub_plan))
+    searches = [(walk, UnrolledSearch(instance, sub_plan, closure)) for walk, sub_plan in work]
     t0 = time.perf_counter()
     top_done = 0  # the current root's subtree nodes so far
-    top = None  # the current root's top walk (None between roots)
+    top: Search | None = None  # the current root's top walk (None between roots)
     try:
-        for top, sub in work:
+        for top, sub in searches:
             top_done = 0
             while not top.done:
                 prefix = top.run(NO_LIMIT, False)
@@ -512,7 +513,7 @@ def solve_split(instance: Instance, order: np.ndarray, plans: list[Plan],
     result.seconds = time.perf_counter() - t0
     result.nodes = done_nodes
     if closure is not None:
-        result.closure = closure_report(closure, [sub for _, sub in work])
+        result.closure = closure_report(closure, [sub for _, sub in searches])
     result.boards = (np.concatenate(kept) if kept
                      else np.zeros((0, w * h), dtype=board_dtype(instance.n_pieces)))
     return result

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from e2store.errors import InvalidSolutionError
+from e2store.errors import InvalidSolutionError, SolverError
 from e2store.files import atomic_write, read_table, write_table
 from e2store.instance.model import GREY, MAX_PIECES, Instance
-from e2store.instance.parsing import open_capped, os_problem, size_text
+from e2store.instance.parsing import open_capped, os_problem, shown_path, size_text
 from e2store.solver.scan import file_error
 from e2store.store.layout import board_schema
 
@@ -146,6 +146,24 @@ def read_solutions(path: str | Path) -> np.ndarray:
         return np.zeros((0, 0), dtype=np.int16)
     return np.column_stack([_placements(p, t.column_names[i], t.column(i))
                             for i in range(t.num_columns)])
+
+
+def chosen_solution(instance: Instance, path: str | Path | None = None,
+                    index: int = 0) -> np.ndarray | None:
+    """The board of `instance` a command shows (`e2store url`): the `index`-th solution of
+    the solutions file `path` (`read_solutions`), else the instance's own solution (None
+    when its file holds none).  SolverError naming the file when its boards have another
+    number of cells than the instance, or when it holds no `index`-th one."""
+    if path is None:
+        return instance.solution
+    boards = read_solutions(path)
+    name, cells = shown_path(path), instance.width * instance.height
+    if boards.shape[1:] != (cells,):
+        raise SolverError(f"{name}: boards of {boards.shape[1] if boards.ndim == 2 else 0}"
+                          f" cells, the instance has {cells}")
+    if index >= len(boards):
+        raise SolverError(f"{name}: holds {len(boards)} solutions, no index {index}")
+    return boards[index]
 
 
 def _placements(p: Path, name: str, col) -> np.ndarray:

@@ -86,6 +86,7 @@ def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan",
                               "sets of pieces, not of classes)")
         one = solve(instance, order, seed=seed, symmetry_break=symmetry_break,
                     max_stored=max_stored, progress=progress, kernel=kernel, distinct=True)
+        assert one.distinct is not None  # a distinct search's report has its summary
         one.distinct["kernel"] = ("one process, generic: rotated layouts are merged one "
                                   "solution at a time")
         return one
@@ -108,6 +109,7 @@ def solve_workers(instance: Instance, scan: str | Path | np.ndarray = "rowscan",
                         closure=None if closure is None else closure.loaded(),
                         distinct=distinct)
             if distinct:  # its layouts, as the other roots count them
+                assert one.distinct is not None
                 one.solutions = one.distinct["layouts_found"]
             sols, nodes, boards = one.solutions, one.nodes, one.boards
             if one.closure is not None and one.closure["used"]:

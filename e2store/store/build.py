@@ -38,6 +38,7 @@ from e2store.corolles.placements import (
 from e2store.errors import StoreError
 from e2store.instance.classes import DistinctPieces
 from e2store.instance.model import Instance
+from e2store.store.defaults import DEFAULT_FORMS
 from e2store.store.layout import (
     FORM_FILE,
     FORMS,
@@ -88,7 +89,7 @@ class _Stopped(Exception):
 
 
 def enumerate_zone(root: Path, instance: Instance, zone: Zone, hamming: int, *,
-                   forms: Iterable[str] = ("flat",), force: bool = False, threads: int = 1,
+                   forms: Iterable[str] = DEFAULT_FORMS, force: bool = False, threads: int = 1,
                    chunk_rows: int = STORE_CHUNK_ROWS, rows_per_file: int = ROWS_PER_FILE,
                    progress=None, rotations: Iterable[int] | None = None,
                    ) -> list[PartitionResult]:
@@ -238,7 +239,7 @@ def write_walked_partitions(instance, zone, hamming, layout, todo, dirs, threads
                     mult = None if dist is None else canonical_chunk(cells, dist)[1]
                     out = {r: turned(cells, r, mult) for r in rots}
                     rows += cells.shape[1]
-                    raw += cells.shape[1] if dist is None else int(mult.sum())
+                    raw += cells.shape[1] if mult is None else int(mult.sum())
                     for r in marked if dist is not None else ():
                         mark_placements(seen[r], out[r][0])
                     if buffers is not None and rows > SPILL_ROWS:
@@ -325,6 +326,14 @@ def write_walked_partitions(instance, zone, hamming, layout, todo, dirs, threads
             x["file"] = name
         out[key] = (pieces[key], total, raw, seconds)
     return out, nodes, (seen if dist is not None else seen[0])
+
+
+def enumerate_forms(forms: Iterable[str] = (), distinct: bool = False) -> tuple[str, ...]:
+    """The forms an enumeration writes: `forms` and, with `distinct`, the distinct form;
+    `DEFAULT_FORMS` (flat) when neither asks for one.  What `e2store enumerate --form
+    ... [--distinct]` writes, decided here rather than by the command line."""
+    asked = tuple(forms)
+    return (*asked, "distinct") if distinct else asked or DEFAULT_FORMS
 
 
 def enumerate_store(root: Path, instance: Instance, hamming: int, zones: Iterable[int] | None,

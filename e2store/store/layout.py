@@ -29,6 +29,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from e2store.errors import StoreVersionError
+from e2store.store.defaults import FORMS as FORMS  # the storage forms, declared there
+from e2store.store.defaults import RAW_FORMS as RAW_FORMS
 from e2store.zones.geometry import (
     frontier_layout,
     n_frontier,
@@ -178,8 +180,6 @@ def layout_metadata(form: str, instance_id: str, hamming: int, zone: int, rotati
             [[int(a), int(b)] for a, b in zip(fslots, fsides, strict=True)]
         ),
     }
-FORMS = ("flat", "prefix", "cartesian", "distinct")
-RAW_FORMS = FORMS[:3]  # the forms that hold every corolle (all three expand to the same rows)
 
 
 def distinct_schema(hamming: int, metadata: dict[str, str] | None = None) -> pa.Schema:

@@ -169,9 +169,8 @@ def _rewrite_frontier_forms(root: Path) -> int:
 def _rewrite_partition(root: Path, path: Path, rec: dict, work: Path) -> None:
     """Write partition record `path`'s files without the frontier, and its new record, into
     `work`, then mark it READY."""
-    from e2store.files import atomic_write_text
+    from e2store.files import atomic_write_text, sha256_file
     from e2store.store.read import check_file_hash
-    from e2store.store.write import sha256_file
 
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)

@@ -4,6 +4,7 @@ expanded to flat rows (each file checked to belong to the partition asked for)."
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from e2store.corolles.forms import CartesianRows, frontier_of, prefix_from_table
-from e2store.errors import DamagedStoreError, StoreError, StoreVersionError
+from e2store.errors import (
+    DamagedStoreError,
+    MissingInstanceError,
+    StoreError,
+    StoreVersionError,
+)
+from e2store.instance.formats import instance_id
 from e2store.instance.model import Instance
 from e2store.store.layout import (
     FORMAT_VERSION,
@@ -116,7 +123,7 @@ def check_file_hash(path: Path, root: Path, sha256: str | None) -> None:
     """The `damaged` error unless the bytes of `path` hash to `sha256` (its record's):
     Parquet's page CRCs cover neither the page headers nor the footer, and a flipped bit
     there can decode as other values."""
-    from e2store.store.write import sha256_file
+    from e2store.files import sha256_file
 
     try:
         ok = sha256_file(path) == sha256
@@ -290,6 +297,45 @@ def read_partition(root: Path, instance_id: str, hamming: int, zone: int, rotati
     return np.concatenate(cells), np.concatenate(front)
 
 
+@dataclass(frozen=True)
+class ExpandedPartition:
+    """A partition of any form as flat rows: cells (n, S) and frontier (n, F) int16, and
+    for the distinct form the multiplicities of its stored rows (None for another form)."""
+
+    cells: np.ndarray
+    front: np.ndarray
+    multiplicity: np.ndarray | None = None
+
+    @property
+    def digest(self) -> str:
+        """sha256 of the rows (cells then frontier, int16) sorted: the same for every form
+        of one partition, so forms can be compared by it."""
+        import hashlib
+
+        rows = np.hstack([self.cells.astype(np.int16), self.front.astype(np.int16)])
+        return hashlib.sha256(rows[np.lexsort(rows.T[::-1])].tobytes()).hexdigest()
+
+
+def expand_partition(root: Path, instance_id: str, hamming: int, zone: int, rotation: int,
+                     form: str = "flat") -> ExpandedPartition:
+    """A partition of any form expanded to flat rows; a distinct partition's rows expanded
+    to the raw corolles they stand for, checked against its multiplicities (StoreError):
+    what `e2store expand` prints and writes."""
+    if form != "distinct":
+        return ExpandedPartition(*read_partition(root, instance_id, hamming, zone, rotation,
+                                                 form))
+    from e2store.instance.classes import DistinctPieces
+
+    inst = read_store_instance(root, instance_id)
+    rows, _, mult = read_distinct(root, instance_id, hamming, zone, rotation)
+    cells = DistinctPieces.of(inst).expand(rows)
+    if len(cells) != int(mult.sum()):
+        raise StoreError(f"{root}: distinct partition zone={zone} rotation={rotation}: its rows "
+                         f"expand to {len(cells):,} corolles, its multiplicities say "
+                         f"{int(mult.sum()):,}; run `e2store verify --store {root}`")
+    return ExpandedPartition(cells.astype(np.int16), frontier_of(cells, inst, hamming), mult)
+
+
 def dataset(root: str | Path, form: str = "flat", hamming: int | None = None, *,
             manifest: dict | None = None, verify_pages: bool = True):
     """The complete partitions of `form` (at `hamming`, or every hamming) as a
@@ -313,3 +359,16 @@ def dataset(root: str | Path, form: str = "flat", hamming: int | None = None, *,
                       schema=pa.schema(list(columns) + list(PARTITION_SCHEMA)), format=fmt,
                       partitioning=ds.partitioning(PARTITION_SCHEMA, flavor="hive"),
                       partition_base_dir=str(root / form))
+
+
+def store_instance(store: str | Path, instance: str | None = None) -> str:
+    """The id `instance` names (an id or a piece file, `instance_id`), or without it the
+    store's only instance (MissingInstanceError naming the ids when it holds several or
+    none): the instance a command on a store reads."""
+    if instance is not None:
+        return instance_id(instance)
+    ids = sorted({p["instance"] for p in read_manifest(Path(store))["partitions"]})
+    if len(ids) != 1:
+        raise MissingInstanceError(f"the store holds {len(ids)} instances; give --instance "
+                                   f"({', '.join(ids)})")
+    return ids[0]

@@ -49,6 +49,8 @@ from e2store.corolles.placements import (
 from e2store.errors import StoreError
 from e2store.instance.model import Instance
 from e2store.store.build import write_cartesian_partitions, write_walked_partitions
+from e2store.store.defaults import DEFAULT_MAX_SHARDS, DEFAULT_SHARD_COROLLES
+from e2store.store.defaults import MAX_SHARDS as MAX_SHARDS  # declared there, used here
 from e2store.store.layout import (
     FORM_FILE,
     FORMS,
@@ -81,7 +83,6 @@ from e2store.zones.zonemap import Zone, zone_map
 
 SHARDS = ".shards"
 SHARD_META = "_shard.json"
-MAX_SHARDS = 4096
 PREFIXES_PER_SHARD = 16  # prefixes per shard at least, so ranges can be balanced
 
 
@@ -105,8 +106,9 @@ class ZonePlan:
                 "seconds": round(self.seconds, 6)}
 
 
-def plan_zones(instance: Instance, hamming: int, *, shard_corolles: int,
-               max_shards: int = 64, threads: int = 1) -> list[ZonePlan]:
+def plan_zones(instance: Instance, hamming: int, *,
+               shard_corolles: int = DEFAULT_SHARD_COROLLES,
+               max_shards: int = DEFAULT_MAX_SHARDS, threads: int = 1) -> list[ZonePlan]:
     """Per zone: exact corolles (factorised count) and ceil(corolles / shard_corolles)
     shards, at most `max_shards` (hamming 0 and 1 zones are never sharded: they are small)."""
     if shard_corolles < 1:

@@ -24,6 +24,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from e2store.errors import DamagedStoreError, StoreError
+from e2store.files import sha256_file
 from e2store.store.layout import (
     MANIFEST,
     check_layout,
@@ -49,7 +50,6 @@ from e2store.store.records import (
     load_record,
     parse_doc,
 )
-from e2store.store.write import sha256_file
 
 
 @dataclass
@@ -266,10 +266,11 @@ def verify_store(root: str | Path, instances: Iterable[str] | None = None,
         key = (str(meta.parent.relative_to(root)), part["form"])
         report.partitions += 1
         rec, problem = _read_checked(meta, root, check_record, "partition record")
-        if rec is not None and {k: rec[k] for k in part} != part:
-            rec, problem = None, (f"damaged partition record (it describes "
-                                  f"{ {k: rec[k] for k in part} }, not its directory)")
+        if rec is not None and (named := {k: rec[k] for k in part}) != part:
+            rec, problem = None, (f"damaged partition record (it describes {named}, not its "
+                                  f"directory)")
         if rec is None:
+            assert problem is not None  # _read_checked gives a document or a problem
             entry = entries.get(key, {})
             part |= {"x": entry.get("x"), "y": entry.get("y"), "record": True}
             report.damaged.append(Damage(str(meta.relative_to(root)), problem, part))

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from e2store.corolles.forms import prefix_table
 from e2store.errors import StoreError
-from e2store.files import atomic_write_text, file_lock, write_table
+from e2store.files import atomic_write_text, file_lock, sha256_file, write_table
 from e2store.instance.model import Instance
 from e2store.store.layout import (
     FORM_FILE,
@@ -49,15 +49,6 @@ from e2store.store.layout import (
 )
 from e2store.store.records import check_manifest, dump_doc, load_doc, load_record
 from e2store.zones.zonemap import Zone
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
-
 
 IN_FLIGHT = 2  # row groups a background FileSeq holds queued or encoding (~13 MB each)
 
@@ -247,7 +238,7 @@ class FileSeq:
         self._pool.shutdown(wait=False)
         return job
 
-    def _close(self, empty_file: bool, before: list[Future] = ()) -> list[dict]:
+    def _close(self, empty_file: bool, before: Iterable[Future] = ()) -> list[dict]:
         for job in before:
             job.result()  # a group that failed fails the close (they ran before, in order)
         if empty_file and not self.files:

@@ -15,31 +15,17 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from e2store.errors import E2StoreError, MissingError, SolverError
 from e2store.instance.model import Instance
 from e2store.instance.parsing import shown_path
+from e2store.solver.boards import best_row as best_row  # the page's best board
 
 MAX_ROWS = 500  # rows listed (the best first)
 REFRESH_SECONDS = 5  # the waiting page reloads itself this often
-
-
-def best_row(boards) -> int | None:
-    """The row of the best board of `boards` (a `Boards`): the filled board (source
-    "filled": completed after the search) of the highest score, else the deepest board,
-    then the highest score; the earliest row of equals.  None when there is no row."""
-    st = boards.stats
-    n = len(boards)
-    if not n:
-        return None
-    score = np.asarray(st["score"], dtype=np.int64)
-    depth = np.asarray(st["depth"], dtype=np.int64)
-    filled = np.array([str(s) == "filled" for s in st["source"]], dtype=bool)
-    if filled.any():
-        return int(np.flatnonzero(filled)[np.argmax(score[filled])])  # argmax: the first
-    return min(range(n), key=lambda i: (-int(depth[i]), -int(score[i]), i))
 
 
 def viewer_url(instance: Instance, cells) -> str | None:
@@ -169,6 +155,7 @@ def boards_page(source: BoardsSource | str | Path | None, instance: Instance | N
         by = counts.setdefault(str(st["source"][i]), {})
         by[int(st["score"][i])] = by.get(int(st["score"][i]), 0) + 1
     best = best_row(b)
+    out: dict[str, Any]  # a JSON document
     out = {"file": str(source.path), "waiting": False, "instance": instance.id,
            "name": instance.name, "boards": n, "joins": int(st["joins"][0]) if n else None,
            "rows": rows,
@@ -176,7 +163,7 @@ def boards_page(source: BoardsSource | str | Path | None, instance: Instance | N
            "best": {src: max(v) for src, v in counts.items()},
            "best_row": None if best is None else {
                "row": best, **b.row(best), "url": viewer_url(instance, b.cells[best])}}
-    if pictures and n:
+    if pictures and best is not None:  # best: None for no row
         from e2store.reports.render import svg_board
         from e2store.web.pictures import field_clues
 

@@ -26,12 +26,12 @@ from e2store.query.limits import QueryLimitError, size_text
 from e2store.reports.render import svg_board, svg_corolle, svg_pieces, svg_zone_map
 from e2store.reports.summary import summarize
 from e2store.store.read import checked_paths
+from e2store.web.defaults import SQL_SECONDS as SQL_SECONDS  # declared there
 from e2store.web.pictures import field_clues, svg_slot_heat
 from e2store.zones.geometry import n_slots
 from e2store.zones.zonemap import zone_map
 
 SQL_ROWS = 1000  # default row limit of the SQL box
-SQL_SECONDS = 10.0  # default time limit of the SQL box
 SQL_MAX_ROWS = 100_000  # the SQL box's row limit at most
 SQL_MAX_CHARS = 20_000  # the longest query the SQL box reads
 MAX_OFFSET = 1 << 48  # the browser's largest offset (more rows than any store holds)

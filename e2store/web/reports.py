@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
+from typing import Any
 
 from e2store.counts.shards import count_tables
 from e2store.errors import MissingError, MissingInstanceError, ZoneError
@@ -66,7 +67,7 @@ def store_tables(store: CorolleStore, form: str = "flat", *, pictures: bool = Tr
         raise ZoneError(f"form {text!r} is not a form of the store (expected one of "
                         f"{', '.join(FORMS)})")
     tables = load_tables(store.root, form=form)
-    out = {"form": form, "tables": [table_json(t) for t in tables]}
+    out: dict[str, Any] = {"form": form, "tables": [table_json(t) for t in tables]}
     if pictures:
         out["plots"] = {m: figure_svg(plot_metric(tables, m)) for m in PLOT_METRICS
                         if any(t.metric == m for t in tables)}
@@ -93,6 +94,7 @@ def records_tables(store: CorolleStore, records: Path | None, *,
     hammings = sorted({h for iid, _ in held for h in found[iid]})
     boards = store_boards(store.root, [iid for iid, _ in held])
     tables = count_tables(records, [(boards[iid], inst) for iid, inst in held], hammings)
+    out: dict[str, Any]  # a JSON document
     out = {"records": str(records), "skipped": skipped,
            "tables": [table_json(t) for t in tables]}
     if pictures:
@@ -115,7 +117,7 @@ def results_listing(results: Path | None) -> dict:
         if (kind is None or not path.is_file() or any(p.startswith(".") for p in rel.parts)
                 or not path.resolve().is_relative_to(base)):  # a link out is not shown
             continue
-        entry = {"path": str(rel), "kind": kind, "bytes": path.stat().st_size}
+        entry: dict[str, Any] = {"path": str(rel), "kind": kind, "bytes": path.stat().st_size}
         if kind == "table" and entry["bytes"] <= MAX_RESULT_BYTES:
             with open(path, newline="", encoding="utf-8", errors="replace") as fh:
                 rows = list(csv.reader(fh))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from e2store.errors import E2StoreError, StoreError
 from e2store.query import CorolleStore
+from e2store.query.defaults import DUCKDB_ALLOCATOR_ENV as JEMALLOC_CONF  # a worker's setting
 from e2store.query.limits import DEFAULT_MEMORY_LIMIT, size_text
 from e2store.web.data import (
     SQL_ROWS,
@@ -94,11 +95,6 @@ class SqlBox:
 
 class SqlBusy(E2StoreError, RuntimeError):
     """The SQL box has no free worker (503: ask again later)."""
-
-
-# DuckDB's allocator (a jemalloc of its own) keeps the address space it freed unless told
-# not to: a worker's capped data size would then creep up to the cap with each query
-JEMALLOC_CONF = ("DUCKDB_JE_MALLOC_CONF", "retain:false")
 
 
 class _Worker:

@@ -27,9 +27,10 @@ import numpy as np
 
 from e2store.instance.model import GREY, Instance
 from e2store.solver.boards import board_cells, score
+from e2store.solver.plan import frame_mask, grey_masks
+from e2store.zones.geometry import SIDE_STEP
 
 EXACT_HOLES = 7
-STEPS = ((-1, 0), (0, -1), (1, 0), (0, 1))  # towards W, N, E, S
 
 
 @dataclass
@@ -56,14 +57,14 @@ class _Board:
         self.nb = []
         for c in range(self.w * self.h):
             x, y = c % self.w, c // self.w
-            self.nb.append([(s, (y + dy) * self.w + x + dx) for s, (dx, dy) in enumerate(STEPS)
+            self.nb.append([(s, (y + dy) * self.w + x + dx) for s, (dx, dy) in enumerate(SIDE_STEP)
                             if 0 <= x + dx < self.w and 0 <= y + dy < self.h])
-        self.frame = [(x == 0, y == 0, x == self.w - 1, y == self.h - 1)
-                      for y in range(self.h) for x in range(self.w)]
+        self.frame = [frame_mask(self.w, self.h, c) for c in range(self.w * self.h)]
+        self.greys = grey_masks(self.rot)
 
     def fits_frame(self, cell: int, v: int) -> bool:
-        shown = self.rot[v]
-        return all((shown[s] == GREY) == self.frame[cell][s] for s in range(4))
+        """Whether placement `v` shows grey exactly on `cell`'s frame sides."""
+        return bool(self.greys[v] == self.frame[cell])
 
     def gain(self, cell: int, v: int, skip: int = -1) -> int:
         """Matched joins placement `v` on `cell` makes with its placed neighbours."""
@@ -118,14 +119,16 @@ def _exact(b: _Board, holes: list[int], left: list[int]) -> None:
     closes = [sum(1 for _, o in b.nb[c] if o not in at or at[o] < j)
               for j, c in enumerate(order)]
     open_after = [sum(closes[k:]) for k in range(len(order))]
-    best = [-1, None]
+    best_got = -1  # the best filling's score and cells
+    best_cells: np.ndarray | None = None
     used: set[int] = set()
 
     def visit(k: int, got: int) -> None:
-        if got + (open_after[k] if k < len(order) else 0) <= best[0]:
+        nonlocal best_got, best_cells
+        if got + (open_after[k] if k < len(order) else 0) <= best_got:
             return
         if k == len(order):
-            best[0], best[1] = got, b.cells.copy()
+            best_got, best_cells = got, b.cells.copy()
             return
         c = order[k]
         opts = [(b.gain(c, v), v) for v in _options(b, c, [p for p in left if p not in used])]
@@ -137,8 +140,8 @@ def _exact(b: _Board, holes: list[int], left: list[int]) -> None:
             b.cells[c] = -1
 
     visit(0, 0)
-    if best[1] is not None:
-        b.cells[:] = best[1]
+    if best_cells is not None:
+        b.cells[:] = best_cells
 
 
 def _greedy(b: _Board, holes: list[int], left: list[int]) -> None:
@@ -160,7 +163,7 @@ def _improve(b: _Board, max_rounds: int, deadline: float, keep: set[int]) -> int
     """Swaps and turns (of cells not in `keep`) kept when they raise the score; returns how
     many were kept."""
     inst = b.inst
-    kinds = {}
+    kinds: dict[int, list[int]] = {}  # cells by their piece's grey sides
     for c, v in enumerate(b.cells.tolist()):
         if v >= 0 and c not in keep:
             kinds.setdefault(_kind(inst, v >> 2), []).append(c)

@@ -1,6 +1,6 @@
-"""A whole best-score run: restarts of `e2store.solver.best.BestSearch` over one or more
-processes, until a node or time limit, a perfect board, or Ctrl-C; each restart's best
-board kept (`e2store solve --best`, docs/solver.md *Best score*).
+"""A whole best-score run: restarts of `BestSearch` over one or more processes, until a
+node or time limit, a perfect board, or Ctrl-C; each restart's best board kept (`e2store
+solve --best` without its boards file, docs/solver.md *Best score*).
 
 Restart k of a run with seed S draws its tie-breaks from (S, k) and runs at most
 `restart_nodes` nodes, so a run is reproducible restart by restart whatever the number of
@@ -16,16 +16,29 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from e2store.errors import SolverError
+import numpy as np
+
+from e2store.errors import ChildFailedError
 from e2store.instance.model import Instance
 from e2store.processes import die_with_parent
-from e2store.solver.best import BestPlan, BestSearch, RestartResult, best_plan
 from e2store.solver.boards import Boards, make_boards
+
+from .plan import BestPlan, best_plan
+from .schedules import (
+    DEFAULT_BREAKS,
+    DEFAULT_ORDER,
+    DEFAULT_QUOTA,
+    DEFAULT_RESTART_NODES,
+    DEFAULT_SCAN,
+    DEFAULT_SEED,
+)
+from .search import BestSearch, RestartResult
 
 _WORKER: dict = {}
 
@@ -93,11 +106,9 @@ def restart_row(r: RestartResult, joins: int, source: str = "best", **over) -> d
             "found": round(time.time(), 3), "url": "", **over}
 
 
-def _init(instance: Instance, scan, fixed, breaks, quota, piece_rank, kernel, stop,
-          parent: int) -> None:
+def _init(plan: BestPlan, kernel: str, stop, parent: int) -> None:
     die_with_parent(parent)  # a parent killed by SIGKILL takes its workers with it
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the run: `stop`
-    plan = best_plan(instance, scan, fixed, breaks, quota, piece_rank)
     _WORKER.update(search=BestSearch(plan, kernel), stop=stop)
     _WORKER["search"].run(0, 0, 1)  # compile (or load) the kernel before any work
 
@@ -108,24 +119,32 @@ def _restart(seed: int, restart: int, budget: int, deadline: float | None) -> Re
     return _WORKER["search"].run(seed, restart, budget, deadline=left, stop=stop.is_set)
 
 
-def run_best(instance: Instance, *, scan="rowscan", fixed=None, breaks="blackwood",
-             quota=None, piece_rank=None, seed: int = 0,
-             restart_nodes: int = 1_000_000_000, workers: int = 1,
-             seconds: float | None = None, max_nodes: int | None = None,
+def run_best(instance: Instance, *, scan: str | Path | np.ndarray = DEFAULT_SCAN,
+             fixed: dict[tuple[int, int], int] | None = None, clues: str | None = None,
+             breaks: str | Sequence[int] = DEFAULT_BREAKS,
+             quota: str | Sequence[int] | None = DEFAULT_QUOTA, order: str = DEFAULT_ORDER,
+             store: str | Path | None = None, piece_rank: np.ndarray | None = None,
+             seed: int = DEFAULT_SEED, restart_nodes: int = DEFAULT_RESTART_NODES,
+             workers: int = 1, seconds: float | None = None, max_nodes: int | None = None,
              restarts: int | None = None, first_restart: int = 0,
              done: frozenset[int] | set[int] = frozenset(),
              on_result: Callable[[RestartResult, BestRun], None] | None = None,
              tick: Callable[[int], None] | None = None, kernel: str = "auto",
-             heartbeat: Callable[[], None] | None = None) -> BestRun:
-    """Run restarts first_restart, first_restart+1, ... (skipping those in `done`: a
-    resumed run's finished restarts, so none is run twice) until `max_nodes` nodes in all,
-    `seconds` of wall time, `restarts` restarts, a perfect board, or Ctrl-C (then the
-    results so far, `ended` "interrupted").  `on_result` sees each restart's result as it
-    ends (a caller saves boards there); `tick(nodes)` counts progress (one process only);
-    `heartbeat()` is called about 5 times a second while workers run (a live display);
-    `kernel` as for `BestSearch` (the parent compiles a generated one before the workers
-    start, so they load it from numba's cache)."""
-    plan: BestPlan = best_plan(instance, scan, fixed, breaks, quota, piece_rank)
+             heartbeat: Callable[[], None] | None = None,
+             plan: BestPlan | None = None) -> BestRun:
+    """`e2store solve --best` without its boards file: the options (`best_plan`, defaults
+    the command's) and limits are the command's.  Runs restarts first_restart,
+    first_restart+1, ... (skipping those in `done`: a resumed run's finished restarts, so
+    none is run twice) until `max_nodes` nodes in all, `seconds` of wall time, `restarts`
+    restarts, a perfect board, or Ctrl-C (then the results so far, `ended`
+    "interrupted").  `on_result` sees each restart's result as it ends (a caller saves
+    boards there); `tick(nodes)` counts progress (one process only); `heartbeat()` is
+    called about 5 times a second while workers run (a live display); `kernel` as for
+    `BestSearch` (the parent compiles a generated one before the workers start, so they
+    load it from numba's cache); `plan`: one built already (the options then unused)."""
+    if plan is None:
+        plan = best_plan(instance, scan, fixed, breaks, quota, piece_rank, clues=clues,
+                         order=order, store=store)
     scan_name = scan if isinstance(scan, str) else "custom"
     run = BestRun(instance.id, str(scan_name), plan.breaks, tuple(
         instance.colour_id(c) for c in plan.quota), seed, restart_nodes, workers)
@@ -180,15 +199,14 @@ def run_best(instance: Instance, *, scan="rowscan", fixed=None, breaks="blackwoo
                                stop=interrupted.is_set)
                 advance()
                 take(r)
-                if ended_by(r):
-                    run.ended = ended_by(r)
+                if why := ended_by(r):
+                    run.ended = why
                     break
         else:
             ctx = mp.get_context("spawn")
             stop = ctx.Event()
             with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init,
-                                     initargs=(instance, scan, fixed, breaks, quota, piece_rank,
-                                               kernel, stop, os.getpid())) as pool:
+                                     initargs=(plan, kernel, stop, os.getpid())) as pool:
 
                 def submit_more() -> None:
                     nonlocal planned
@@ -200,21 +218,21 @@ def run_best(instance: Instance, *, scan="rowscan", fixed=None, breaks="blackwoo
 
                 submit_more()
                 while flights:
-                    done, _ = wait(list(flights), timeout=0.2, return_when=FIRST_COMPLETED)
+                    finished, _ = wait(list(flights), timeout=0.2, return_when=FIRST_COMPLETED)
                     if heartbeat is not None:
                         heartbeat()
                     if interrupted.is_set():
                         stop.set()  # the workers end their restarts at their next slice
-                    for f in done:
+                    for f in finished:
                         flights.pop(f)
                         try:
                             r = f.result()
                         except BrokenProcessPool:
-                            raise SolverError("a worker process died (out of memory or "
-                                              "killed)") from None
+                            raise ChildFailedError("a best-score worker process died (out "
+                                                   "of memory or killed)") from None
                         take(r)
-                        if ended_by(r):
-                            run.ended = ended_by(r)
+                        if why := ended_by(r):
+                            run.ended = why
                             stop.set()
                     submit_more()
     if interrupted.is_set():

@@ -1,6 +1,6 @@
-"""The parameters of the best-score search, declared once and light to import (the
-command line's help reads them without loading a kernel): break schedules, the colour
-quota's curve, Eternity II's clues, restart sizes."""
+"""The parameters of the best-score search and their defaults, declared once and light to
+import (the command line's options read them without loading a kernel): break schedules,
+the colour quota's curve, Eternity II's clues, restart sizes, the boards file."""
 
 from __future__ import annotations
 
@@ -34,6 +34,14 @@ CLUES = {
     "all": {(7, 8): (138, 2), (2, 13): (180, 3), (2, 2): (207, 3), (13, 13): (248, 0),
             (13, 2): (254, 3)},
 }
+AUTO = "auto"  # an option resolved per instance (`e2store.solver.best.best_plan`)
+DEFAULT_SCAN = "blackwood"  # the scan order of Blackwood's solver (`e2store.solver.scan`)
+DEFAULT_BREAKS = AUTO  # CLUES_SCHEDULE with all five clues, else DEFAULT_SCHEDULE
+DEFAULT_QUOTA = AUTO  # "blackwood" on Eternity II's pieces, else none
+ORDERS = ("random", "store")  # the candidates' order within a list part
+DEFAULT_ORDER = "random"
+DEFAULT_SEED = 0
+DEFAULT_BOARDS = "best-boards.parquet"  # where a run writes its boards when not told
 DEFAULT_RESTART_NODES = 1_000_000_000
 SLICE_NODES = 20_000_000  # nodes per kernel call: progress and Ctrl-C between calls
 
@@ -46,7 +54,7 @@ def break_schedule(spec: str | Sequence[int], n_cells: int, joins: int) -> tuple
         base = SCHEDULES[spec.strip().lower()]
         if n_cells == 256:
             return tuple(base)
-        out = []
+        out: list[int] = []
         for b in base:  # scaled, kept increasing and on the board
             v = min(n_cells - 1, max(0, round(b * n_cells / 256)))
             v = max(v, out[-1] + 1) if out else v
@@ -57,19 +65,19 @@ def break_schedule(spec: str | Sequence[int], n_cells: int, joins: int) -> tuple
         try:
             vals = [int(t) for t in spec.replace(" ", "").split(",") if t != ""]
         except ValueError:
-            raise SolverError(f"--breaks {spec!r}: expected a name ({', '.join(SCHEDULES)}) "
-                              f"or comma-separated depths") from None
+            raise SolverError(f"break schedule {spec!r}: expected a name ({', '.join(SCHEDULES)}) "
+                              f"or comma-separated depths").about("breaks") from None
     else:
         vals = [int(v) for v in spec]
     if any(b < 0 or b >= n_cells for b in vals):
-        raise SolverError(f"--breaks {spec!r}: depths must be in 0..{n_cells - 1} (the scan "
-                          f"positions of this {n_cells}-cell board)")
+        raise SolverError(f"break schedule {spec!r}: depths must be in 0..{n_cells - 1} (the scan "
+                          f"positions of this {n_cells}-cell board)").about("breaks")
     if any(b >= a for b, a in zip(vals, vals[1:], strict=False)) and len(vals) > 1:
-        raise SolverError(f"--breaks {spec!r}: depths must be strictly increasing (the k-th "
-                          f"mismatch is allowed from the k-th depth on)")
+        raise SolverError(f"break schedule {spec!r}: depths must be strictly increasing (the k-th "
+                          f"mismatch is allowed from the k-th depth on)").about("breaks")
     if len(vals) > joins:
-        raise SolverError(f"--breaks {spec!r}: {len(vals)} breaks for a board of {joins} "
-                          f"joins")
+        raise SolverError(f"break schedule {spec!r}: {len(vals)} breaks for a board of {joins} "
+                          f"joins").about("breaks")
     return tuple(vals)
 
 

@@ -1,4 +1,4 @@
-"""Private numba kernel of the best-score search (`e2store.solver.best`): a depth-first
+"""Private numba kernel of the best-score search (`e2store.solver.best.search`): a depth-first
 search over candidate lists that lets a join mismatch from scheduled depths on.
 
 Arrays in, counts out, no I/O.  The search state lives in arrays the caller keeps, so a
@@ -33,6 +33,8 @@ import numba as nb
 # filled), 3 best score, 4 best mismatches, 5 full boards found, 6 status (0 running,
 # 1 exhausted, 2 perfect board found)
 ST_D, ST_STARTED, ST_BEST_D, ST_BEST_SCORE, ST_BEST_MISM, ST_FULL, ST_STATUS = range(7)
+# st[ST_STATUS]: the search goes on, has no node left anywhere, or found a perfect board
+RUNNING, EXHAUSTED, PERFECT = range(3)
 
 
 @nb.njit(cache=True, nogil=True, boundscheck=False)
@@ -49,7 +51,7 @@ def best_search(lists, kstart, kmid, kend, colk, inner, K, cell, kbase, ia, ib, 
     `xs[d, j]`; xi -1: none), without a branch on where they come from."""
     n = cell.shape[0]
     nodes = 0
-    if st[ST_STATUS] != 0:
+    if st[ST_STATUS] != RUNNING:
         return 0
     d = st[ST_D]
     bd = st[ST_BEST_D]
@@ -59,7 +61,7 @@ def best_search(lists, kstart, kmid, kend, colk, inner, K, cell, kbase, ia, ib, 
         d = 0
         mism[0] = 0
         if n == 0:
-            st[ST_STATUS] = 1
+            st[ST_STATUS] = EXHAUSTED
             return 0
         key = kbase[0] + scol[ia[0]] * K + scol[ib[0]]
         ptr[0] = kstart[key]
@@ -103,7 +105,7 @@ def best_search(lists, kstart, kmid, kend, colk, inner, K, cell, kbase, ia, ib, 
         ptr[d] = p
         if pl < 0:  # exhausted: back up
             if d == 0:
-                st[ST_STATUS] = 1
+                st[ST_STATUS] = EXHAUSTED
                 st[ST_D] = 0
                 st[ST_BEST_D] = bd
                 st[ST_BEST_SCORE] = bs
@@ -138,7 +140,7 @@ def best_search(lists, kstart, kmid, kend, colk, inner, K, cell, kbase, ia, ib, 
             if d == n:  # a full board
                 st[ST_FULL] += 1
                 if score == full:
-                    st[ST_STATUS] = 2
+                    st[ST_STATUS] = PERFECT
                     st[ST_D] = d
                     st[ST_BEST_D] = bd
                     st[ST_BEST_SCORE] = bs

@@ -1,0 +1,120 @@
+"""The options of `e2store solve --best` and the text of its report: a helper of the
+`solve` command (no command here).  Every default is the library's
+(`e2store.solver.best`), read here, never restated."""
+
+from __future__ import annotations
+
+import click
+
+
+def best_options(f):
+    """The options of `solve --best` (applied to `solve`), their defaults the library's
+    (`e2store.solver.best`: declared once); their numbers range-checked
+    (`e2store.cli.checked`: no nan, no negative seed, no 10**40 nodes)."""
+    from e2store.cli.options import COUNT, MINUTES
+    from e2store.solver.best import (
+        CLUES,
+        CLUES_SCHEDULE,
+        DEFAULT_BOARDS,
+        DEFAULT_BREAKS,
+        DEFAULT_ORDER,
+        DEFAULT_QUOTA,
+        DEFAULT_RESTART_NODES,
+        DEFAULT_SCAN,
+        DEFAULT_SCHEDULE,
+        DEFAULT_SEED,
+        ORDERS,
+        SCHEDULES,
+    )
+
+    opts = [
+        click.option("--best", is_flag=True, help="Best-score search: the deepest boards and "
+                     "most matched joins, letting joins mismatch from the --breaks depths on "
+                     "(never on a frame colour); restarts with random tie-breaks; writes a "
+                     f"boards file (-o, default {DEFAULT_BOARDS}) and fills each best "
+                     f"board's holes for its full-board score; scan {DEFAULT_SCAN} unless "
+                     "--scan is given."),
+        click.option("--breaks", default=DEFAULT_BREAKS, show_default=True,
+                     metavar="NAME|D1,D2,...", help="With --best: the scan depths from which "
+                     f"the 1st, 2nd, ... mismatch is allowed, or a schedule: "
+                     f"{', '.join(SCHEDULES)} (scaled from 256 cells to the board); `auto`: "
+                     f"{CLUES_SCHEDULE} with --clues all, else {DEFAULT_SCHEDULE}."),
+        click.option("--seed", "rng_seed", default=DEFAULT_SEED, show_default=True, type=_SEED,
+                     help="With --best: the random seed of the tie-breaks (restart k draws "
+                     "from (seed, k): a run is reproducible restart by restart)."),
+        click.option("--restart-nodes", type=COUNT,
+                     default=DEFAULT_RESTART_NODES, show_default=True,
+                     help="With --best: nodes per restart before new tie-breaks."),
+        click.option("--restarts", type=COUNT, default=None,
+                     help="With --best: stop after this many restarts."),
+        click.option("--minutes", type=MINUTES, default=None,
+                     help="With --best: stop after this much wall time."),
+        click.option("--clues", default=None, metavar="|".join(CLUES), help="With --best on "
+                     "Eternity II's pieces: fix the official clues (the centre one, or all "
+                     "five)."),
+        click.option("--quota", default=DEFAULT_QUOTA, show_default=True,
+                     metavar="auto|none|blackwood|store|C1,C2,...", help="With --best: the "
+                     "colour quota (Blackwood's heuristic): pieces showing these colours (ids "
+                     "as in the file; `blackwood`: 13, 16, 10 of Eternity II; `store`: the "
+                     "three whose pieces tile worst, from --store) tried first, and at least "
+                     "as many of their sides placed by each depth as his curve asks; `auto`: "
+                     "blackwood on Eternity II's pieces, none on other boards."),
+        click.option("--order", type=click.Choice(ORDERS), default=DEFAULT_ORDER,
+                     show_default=True, help="With --best: the order of the candidates within "
+                     "each list part: random, or `store`: the pieces that tile worst first "
+                     "(hamming-1 corolles per piece, from --store), random among alike."),
+        click.option("--no-fill", is_flag=True, help="With --best: do not fill the holes."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+class _SeedType(click.ParamType):
+    """An integer seed, 0 .. 2**63-1 (`SEED`: numpy seeds no negative number, the boards
+    file stores it as int64); the old `solve --seed FILE` (fixed cells) is refused, naming
+    `--fixed`."""
+
+    name = "INTEGER"
+
+    def convert(self, value, param, ctx):
+        from e2store.cli.options import SEED, short
+
+        text = str(value).strip().lstrip("+-")
+        if not (isinstance(value, int) or (text.isascii() and text.isdigit())):
+            self.fail(f"{short(value)} is not an integer: --seed is the random seed of --best "
+                      f"(fixed cells are `--fixed FILE|URL`; the old `--seed FILE` was "
+                      f"removed)", param, ctx)
+        return SEED.convert(value, param, ctx)
+
+
+_SEED = _SeedType()
+
+
+def best_text(inst, d: dict) -> str:
+    from e2store.instance.parsing import shown_path
+
+    b = d.get("best")
+    lines = [f"instance   {d['instance_name']} ({inst.width}x{inst.height}), scan {d['scan']}, "
+             f"{d['fixed_cells']} fixed cells",
+             f"breaks     {','.join(map(str, d['breaks'])) or 'none'}; colour quota "
+             f"{','.join(map(str, d['quota'])) or 'none'}; order {d['order']}",
+             f"restarts   {d['restarts']:,} of {d['restart_nodes']:,} nodes (seed {d['seed']}, "
+             f"{d['workers']} workers), ended: {d['ended']}",
+             f"nodes      {d['nodes']:,} in {d['seconds']:.1f} s "
+             f"({d['nodes_per_second'] / 1e6:,.1f} M nodes/s)"]
+    if b is not None:
+        lines.append(f"best       depth {b['depth']} of {inst.width * inst.height}, score "
+                     f"{b['score']} / {d['joins']} ({b['mismatches']} mismatched), restart "
+                     f"{b['restart']}")
+        lines.append("depths     " + ", ".join(f"{k}: {v}" for k, v in d["depths"].items()))
+    if d.get("filled"):
+        f = d["filled"]
+        lines.append(f"filled     score {f['score']} / {d['joins']} (the best full board, from "
+                     f"restart {f['restart']}, depth {f['depth']})")
+        if f.get("url"):
+            lines.append(f"url        {f['url']}")
+    elif b is not None and b.get("url"):
+        lines.append(f"url        {b['url']}")
+    lines.append(f"saved      {shown_path(d['boards_file'])}")
+    return "\n".join(lines)

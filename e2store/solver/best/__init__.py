@@ -1,0 +1,80 @@
+"""The best-score search (docs/solver.md, *Best score*): the mode the field plays Eternity
+II in.  A sibling of the exact search (`e2store.solver.search`) over the same scan orders,
+fixed cells, frame test and generated-kernel machinery (`e2store.solver.plan`,
+`e2store.solver._unrolled`).
+
+Its public API, the only names imported from outside this package:
+
+* `solve_best` is `e2store solve --best` (the boards file, resumed, filled, reported);
+  `run_best` the same run without a file; both take `best_plan`'s options, whose
+  defaults are the command's (`schedules`: declared once);
+* `BestPlan` / `best_plan` the kernel's tables, `BestSearch` restarts of the kernel,
+  `RestartResult` / `BestRun` what they found;
+* `fill_holes` the leftover pieces placed to match most joins; `score_boards` /
+  `score_url` `e2store score`;
+* the store's heuristics (`tileability`, `piece_order`, `quota_from_store`) and the
+  parameters (`SCHEDULES`, `CLUES`, `DEFAULT_*`, `break_schedule`, `quota_curve`).
+
+Modules: `schedules` (parameters, light), `plan`, `search`, `run`, `session`, `fill`,
+`store`; private `_kernels` (the generic numba kernel) and `_gen` (the generated one).
+"""
+
+from typing import TYPE_CHECKING
+
+from e2store.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "schedules": ("SCHEDULES", "CLUES", "AUTO", "DEFAULT_SCAN", "DEFAULT_BREAKS",
+                  "DEFAULT_QUOTA", "DEFAULT_ORDER", "DEFAULT_SEED", "DEFAULT_BOARDS",
+                  "DEFAULT_RESTART_NODES", "DEFAULT_SCHEDULE", "CLUES_SCHEDULE", "ORDERS",
+                  "SLICE_NODES", "break_schedule", "quota_curve"),
+    "plan": ("BestPlan", "best_plan", "clue_cells", "quota_colours", "eternity_ii",
+             "merged_fixed"),
+    "search": ("BestSearch", "RestartResult"),
+    "run": ("BestRun", "run_best", "restart_row"),
+    "session": ("solve_best", "best_report", "BestProgress", "score_boards", "score_url",
+                "FILL_SECONDS"),
+    "fill": ("fill_holes", "Filled", "EXACT_HOLES"),
+    "store": ("tileability", "piece_order", "quota_from_store"),
+})
+
+if TYPE_CHECKING:  # the real names for type checkers; at run time each is imported on first use
+    from e2store.solver.best.fill import EXACT_HOLES as EXACT_HOLES
+    from e2store.solver.best.fill import Filled as Filled
+    from e2store.solver.best.fill import fill_holes as fill_holes
+    from e2store.solver.best.plan import BestPlan as BestPlan
+    from e2store.solver.best.plan import best_plan as best_plan
+    from e2store.solver.best.plan import clue_cells as clue_cells
+    from e2store.solver.best.plan import eternity_ii as eternity_ii
+    from e2store.solver.best.plan import merged_fixed as merged_fixed
+    from e2store.solver.best.plan import quota_colours as quota_colours
+    from e2store.solver.best.run import BestRun as BestRun
+    from e2store.solver.best.run import restart_row as restart_row
+    from e2store.solver.best.run import run_best as run_best
+    from e2store.solver.best.schedules import AUTO as AUTO
+    from e2store.solver.best.schedules import CLUES as CLUES
+    from e2store.solver.best.schedules import CLUES_SCHEDULE as CLUES_SCHEDULE
+    from e2store.solver.best.schedules import DEFAULT_BOARDS as DEFAULT_BOARDS
+    from e2store.solver.best.schedules import DEFAULT_BREAKS as DEFAULT_BREAKS
+    from e2store.solver.best.schedules import DEFAULT_ORDER as DEFAULT_ORDER
+    from e2store.solver.best.schedules import DEFAULT_QUOTA as DEFAULT_QUOTA
+    from e2store.solver.best.schedules import DEFAULT_RESTART_NODES as DEFAULT_RESTART_NODES
+    from e2store.solver.best.schedules import DEFAULT_SCAN as DEFAULT_SCAN
+    from e2store.solver.best.schedules import DEFAULT_SCHEDULE as DEFAULT_SCHEDULE
+    from e2store.solver.best.schedules import DEFAULT_SEED as DEFAULT_SEED
+    from e2store.solver.best.schedules import ORDERS as ORDERS
+    from e2store.solver.best.schedules import SCHEDULES as SCHEDULES
+    from e2store.solver.best.schedules import SLICE_NODES as SLICE_NODES
+    from e2store.solver.best.schedules import break_schedule as break_schedule
+    from e2store.solver.best.schedules import quota_curve as quota_curve
+    from e2store.solver.best.search import BestSearch as BestSearch
+    from e2store.solver.best.search import RestartResult as RestartResult
+    from e2store.solver.best.session import FILL_SECONDS as FILL_SECONDS
+    from e2store.solver.best.session import BestProgress as BestProgress
+    from e2store.solver.best.session import best_report as best_report
+    from e2store.solver.best.session import score_boards as score_boards
+    from e2store.solver.best.session import score_url as score_url
+    from e2store.solver.best.session import solve_best as solve_best
+    from e2store.solver.best.store import piece_order as piece_order
+    from e2store.solver.best.store import quota_from_store as quota_from_store
+    from e2store.solver.best.store import tileability as tileability

@@ -1,0 +1,226 @@
+"""`e2store solve --best` and `e2store score` as library calls: a best-score run that
+writes its boards file (resumed, one writer at a time, every restart saved as it ends, its
+best boards filled), the live display of a run, its report, and the scores of boards given
+as files or URLs.  The command line parses its options and calls these."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from e2store.instance.model import Instance
+
+from .fill import fill_holes
+from .plan import BestPlan, best_plan
+from .run import BestRun, restart_row, run_best
+from .schedules import (
+    DEFAULT_BOARDS,
+    DEFAULT_BREAKS,
+    DEFAULT_ORDER,
+    DEFAULT_QUOTA,
+    DEFAULT_RESTART_NODES,
+    DEFAULT_SCAN,
+    DEFAULT_SEED,
+)
+from .search import RestartResult
+
+FILL_SECONDS = 10.0  # per restart's best board: its holes filled within this time
+
+
+def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
+               scan: str | Path | np.ndarray = DEFAULT_SCAN,
+               fixed: dict[tuple[int, int], int] | None = None, clues: str | None = None,
+               breaks: str | Sequence[int] = DEFAULT_BREAKS,
+               quota: str | Sequence[int] | None = DEFAULT_QUOTA, order: str = DEFAULT_ORDER,
+               store: str | Path | None = None, seed: int = DEFAULT_SEED,
+               restart_nodes: int = DEFAULT_RESTART_NODES, restarts: int | None = None,
+               seconds: float | None = None, max_nodes: int | None = None, workers: int = 1,
+               fill: bool = True, kernel: str = "auto", live: bool = False) -> dict[str, Any]:
+    """Run a best-score search as `e2store solve --best` does (the options and defaults
+    are `best_plan`'s and `run_best`'s) and return its report (`best_report`): every
+    restart's best board (and, with `fill`, that board with its holes filled) appended to
+    the boards file `output` as the restart ends.  The file is held for the whole run (a
+    second writer gets `BusyError`); when it exists, the restarts of `seed` it holds are
+    not run again (a damaged file is refused, never rewritten).  `live`: draw the
+    progress line on stderr (the status file of `--status` is fed either way).  A run
+    stopped by Ctrl-C returns what it found, its report's `ended` "interrupted"."""
+    from e2store.files import exclusive_writer
+    from e2store.solver.boards import append_boards, make_boards, read_boards
+
+    plan = best_plan(instance, scan, fixed, breaks, quota, clues=clues, order=order,
+                     store=store)
+    out = Path(output)
+    with exclusive_writer(out, "boards file"):  # a second run on it is refused: no row lost
+        done: set[int] = set()
+        if out.exists():  # a rerun adds to the file: its restarts not yet done are run
+            old = read_boards(out, instance)  # checked: a damaged file is refused
+            done = {int(k) for k, s in zip(old.stats["restart"], old.stats["seed"],
+                                           strict=True) if int(s) == seed}
+        n = instance.width * instance.height
+        show = BestProgress(workers, seconds, max_nodes, live=live)
+        filled: list[tuple[int, np.ndarray, RestartResult]] = []
+
+        def on_result(r: RestartResult, run: BestRun) -> None:
+            cells, rows = [r.board], [restart_row(r, plan.full)]
+            if fill:
+                f = fill_holes(instance, r.board, seconds=FILL_SECONDS, keep=set(plan.fixed))
+                cells.append(f.board)
+                rows.append(restart_row(r, plan.full, "filled", score=f.score,
+                                        holes=int((f.board < 0).sum()),
+                                        mismatches=plan.full - f.score))
+                if not filled or f.score > filled[0][0]:
+                    filled[:] = [(f.score, f.board, r)]
+            append_boards(out, instance, make_boards(n, cells, rows))
+            show.restart(r, run, filled[0][0] if filled else None)
+
+        try:
+            run = run_best(instance, scan=scan, seed=seed, restart_nodes=restart_nodes,
+                           workers=workers, seconds=seconds, max_nodes=max_nodes,
+                           restarts=restarts, done=done, on_result=on_result,
+                           tick=show.tick if workers == 1 else None, kernel=kernel,
+                           heartbeat=show.refresh, plan=plan)
+        finally:
+            show.close()
+    return best_report(instance, run, plan, filled[0] if filled else None, out)
+
+
+def best_report(instance: Instance, run: BestRun, plan: BestPlan,
+                filled: tuple[int, np.ndarray, RestartResult] | None,
+                out: Path) -> dict[str, Any]:
+    """The report of a run (`BestRun.to_dict`) with the instance, the joins, the boards
+    file and the best board's viewer URL; `filled`: (score, board, restart) of the best
+    full board."""
+    from e2store.instance.url import UrlError, board_url
+
+    def url(board: np.ndarray) -> str | None:
+        try:
+            return board_url(instance, board)
+        except UrlError:
+            return None
+
+    d = run.to_dict()
+    d.update(instance_name=instance.name, joins=plan.full, fixed_cells=len(plan.fixed),
+             boards_file=str(out), order=plan.order_name)
+    if run.best is not None:
+        d["best"]["url"] = url(run.best.board)
+    if filled is not None:
+        score_, board, r = filled
+        d["filled"] = {"score": score_, "depth": r.depth, "seed": r.seed,
+                       "restart": r.restart, "board": board.tolist(), "url": url(board)}
+    return d
+
+
+class BestProgress:
+    """The live line of a best-score run on a terminal (restarts done, deepest depth, best
+    score, best filled score, rate, time left) and, for `--status`, one line per worker:
+    tqdm bars (`e2store.progress.progress_snapshot` reads them).  Not `live`, the bars
+    draw to nothing, but the status file still has them."""
+
+    def __init__(self, workers: int, seconds: float | None, max_nodes: int | None, *,
+                 live: bool) -> None:
+        from tqdm import tqdm
+
+        from e2store.progress import progress_interval
+
+        self._null = open(os.devnull, "w")  # noqa: SIM115 - closed in close()
+        live = live and sys.stderr.isatty()
+        self.bar = tqdm(desc="best", unit="node", unit_scale=True, total=max_nodes,
+                        mininterval=progress_interval(), leave=False,
+                        file=sys.stderr if live else self._null, dynamic_ncols=True)
+        self.workers = workers
+        self.end = None if seconds is None else time.monotonic() + seconds
+        self.per: dict[int, Any] = {}
+        self.count: dict[int, int] = {}
+        self.found: dict[str, int] = {}
+
+    def _left(self) -> str | None:
+        if self.end is None:
+            return None
+        s = max(0, int(self.end - time.monotonic()))
+        return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+    def _postfix(self) -> None:
+        parts = [f"{k}={v}" for k, v in self.found.items()]
+        if (left := self._left()) is not None:
+            parts.append(f"left={left}")
+        self.bar.set_postfix_str(", ".join(parts), refresh=False)
+
+    def tick(self, nodes: int) -> None:
+        """One process: nodes done since the last call."""
+        self._postfix()
+        self.bar.update(nodes)
+
+    def refresh(self) -> None:
+        self._postfix()
+        self.bar.refresh()
+
+    def restart(self, r: RestartResult, run: BestRun, filled: int | None) -> None:
+        """A restart ended: the run's totals, and the line of the worker that ran it."""
+        from tqdm import tqdm
+
+        if self.workers > 1:
+            self.bar.update(r.nodes)
+            w = self.per.get(r.worker)
+            if w is None:
+                w = self.per[r.worker] = tqdm(desc=f"worker {len(self.per) + 1}",
+                                              unit="node", file=self._null, leave=False)
+                w.start_t = self.bar.start_t  # its rate over the run, as the run's
+            self.count[r.worker] = self.count.get(r.worker, 0) + 1
+            w.set_postfix(restarts=self.count[r.worker], depth=r.depth, score=r.score,
+                          refresh=False)
+            w.update(r.nodes)
+        b = run.best
+        assert b is not None  # a restart just ended
+        self.found = {"restarts": len(run.results), "depth": b.depth, "score": b.score}
+        if filled is not None:
+            self.found["filled"] = filled
+        self.refresh()
+
+    def close(self) -> None:
+        for w in self.per.values():
+            w.close()
+        self.bar.close()
+        self._null.close()
+
+
+def score_url(url: str) -> dict[str, Any]:
+    """The score of a board URL from its colours alone (grey is `a`, an empty cell
+    `aaaa`; `colours_board`): matched joins, joins, holes.  Every lettering of the viewer
+    gives the same score: an order relabels colours one to one and keeps `a` grey; an
+    unknown `motifs_order` is refused (`parse_url`)."""
+    from e2store.instance.url import colours_board
+    from e2store.solver.boards import score
+
+    return {"board": url, **score(*colours_board(url)).to_dict()}
+
+
+def score_boards(instance: Instance, sources: Sequence[str], fill: bool = False,
+                 ) -> list[dict[str, Any]]:
+    """The score of every board of `sources` (files of `x y piece r` lines, boards files,
+    solutions files, board URLs), each with its viewer URL; with `fill`, of the board with
+    its holes filled (`fill_holes`), the partial board's score kept as `filled_from`."""
+    from e2store.instance.url import UrlError, board_url
+    from e2store.solver.boards import read_any_board, score
+
+    out = []
+    for source in sources:
+        for i, b in enumerate(read_any_board(instance, source)):
+            extra = {}
+            if fill:
+                f = fill_holes(instance, b)
+                extra = {"filled_from": f.before, "holes_filled": f.holes}
+                b = f.board
+            d = {"board": source if i == 0 else f"{source}#{i}",
+                 **score(instance, b).to_dict(), **extra}
+            try:
+                d["url"] = board_url(instance, b)
+            except UrlError:
+                d["url"] = None
+            out.append(d)
+    return out
