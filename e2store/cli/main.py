@@ -168,7 +168,7 @@ def one_line_usage_errors():
         raise
     except click.UsageError as exc:
         out = OneLineUsageError(" ".join(exc.format_message().split("\n")), exc.ctx)
-        out.exit_code = exc.exit_code
+        setattr(out, "exit_code", exc.exit_code)  # noqa: B010 - a class variable in click 8.5's types
         raise out from None
 
 
