@@ -105,6 +105,27 @@ def test_serve_follows_a_file_written_after_its_start(game, tmp_path):
         assert "waiting" not in page.text and 'id="best-url"' in page.text
 
 
+def test_serve_follows_a_boards_dataset(game, tmp_path):
+    """`serve --boards DIR`: a dataset's parts, every arm, read afresh; waited for while
+    it holds no part."""
+    from e2store.solver.boards_dataset import read_boards_dataset, write_part
+
+    inst, piece_file, boards = game
+    out = tmp_path / "ds"
+    with TestClient(create_app(None, boards=out, boards_instance=piece_file)) as client:
+        assert client.get("/api/boards").json()["waiting"] is True
+        for k in range(8):
+            write_part(out, inst, make_boards(25, boards.cells[k:k + 1], [boards.row(k)]),
+                       arm="ab"[k % 2], seed=3, restart=k)
+            if k == 2:
+                assert client.get("/api/boards").json()["boards"] == 3
+        d = client.get("/api/boards").json()
+        b = read_boards_dataset(out, inst).boards
+        assert d["boards"] == len(b) == 8 and not d["waiting"]
+        assert d["best_row"]["url"] == board_url(inst, b.cells[best_row(b)].astype(np.int64))
+        assert client.get("/boards").status_code == 200
+
+
 def test_an_instance_nowhere_to_be_found_is_one_clear_line(game, tmp_path):
     inst, piece_file, boards = game
     out = tmp_path / "b.parquet"

@@ -31,7 +31,8 @@ def best_options(f):
         click.option("--best", is_flag=True, help="Best-score search: the deepest boards and "
                      "most matched joins, letting joins mismatch from the --breaks depths on "
                      "(never on a frame colour); restarts with random tie-breaks; writes a "
-                     f"boards file (-o, default {DEFAULT_BOARDS}) and fills each best "
+                     f"boards file (-o FILE, default {DEFAULT_BOARDS}) or a boards dataset "
+                     "(-o DIR: a part per restart) and fills each best "
                      f"board's holes for its full-board score; scan {DEFAULT_SCAN} unless "
                      "--scan is given."),
         click.option("--breaks", default=DEFAULT_BREAKS, show_default=True,
@@ -116,5 +117,6 @@ def best_text(inst, d: dict) -> str:
             lines.append(f"url        {f['url']}")
     elif b is not None and b.get("url"):
         lines.append(f"url        {b['url']}")
-    lines.append(f"saved      {shown_path(d['boards_file'])}")
+    lines.append(f"saved      {shown_path(d['boards_file'])}" + (
+        f", arm {d['arm']}: a part per restart (a boards dataset)" if d.get("arm") else ""))
     return "\n".join(lines)

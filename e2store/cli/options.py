@@ -395,13 +395,16 @@ def json_option(help: str = "Print the result as JSON on stdout.") -> Callable:
 
 
 def output_option(help: str, *, required: bool = False, directory: bool = False,
-                  multiple: bool = False, callback=None) -> Callable:
-    """-o/--output FILE (or DIR): what the command writes."""
-    path = (click.Path(file_okay=False, path_type=Path) if directory
+                  multiple: bool = False, callback=None, either: bool = False) -> Callable:
+    """-o/--output FILE (or DIR): what the command writes.  `either`: FILE|DIR, given as
+    typed (a string: a trailing `/` kept), the library deciding which it names."""
+    path = (click.Path(path_type=str) if either
+            else click.Path(file_okay=False, path_type=Path) if directory
             else click.Path(dir_okay=False, path_type=Path))
     return click.option("-o", "--output", "output", required=required, type=path,
                         multiple=multiple, callback=callback,
-                        metavar="DIR" if directory else "FILE", help=help)
+                        metavar="FILE|DIR" if either else "DIR" if directory else "FILE",
+                        help=help)
 
 
 def records_option(required: bool = True) -> Callable:

@@ -34,8 +34,16 @@ from e2store.query.sql import QUERY_SECONDS
     "e2store sql --store store/ \"SELECT * FROM zone_stats\" --csv > zone_stats.csv",
     "e2store sql --store store/ --seconds 600 --memory-limit 16G \"SELECT zone, "
     "count(DISTINCT s0) FROM corolles GROUP BY zone\"",
+    "e2store sql --boards runs/ \"SELECT arm, max(score) AS best, count(*) AS boards "
+    "FROM boards GROUP BY arm\"",
 ])
-@store_option
+@store_option(required=False, help="Corolle store directory: the views corolles, stems, "
+              "manifest, zone_stats, instances.")
+@click.option("--boards", "boards", default=None, metavar="DIR",
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A boards dataset (`solve --best -o DIR`) instead of a store: the view "
+              "`boards`, every row of its parts (each part checked as it is read) with its "
+              "`arm`.")
 @click.argument("query")
 @json_option("One JSON object per row on stdout.")
 @click.option("--csv", "as_csv", is_flag=True, help="CSV with a header line on stdout.")
@@ -44,9 +52,15 @@ from e2store.query.sql import QUERY_SECONDS
                      "(plus a quarter, and 512 MiB for Python).")
 @click.option("--seconds", type=FiniteFloat(0, MAX_SECONDS), default=QUERY_SECONDS,
               show_default=True, metavar="S", help="Time limit of the query (0: none).")
-def sql(store: Path, query: str, as_json: bool, as_csv: bool, memory_limit: int,
-        seconds: float) -> None:
-    """Run SQL over a store's views: corolles, stems, manifest, zone_stats, instances.
+def sql(store: Path | None, query: str, as_json: bool, as_csv: bool, memory_limit: int,
+        seconds: float, boards: Path | None = None) -> None:
+    """Run SQL over a store's views, or over a boards dataset's rows (--boards).
+
+    A store's views: corolles, stems, manifest, zone_stats, instances.  A boards
+    dataset's view `boards` (docs/queries.md): its parts' columns (c0.., depth, score,
+    ..., found, url) and `arm`, read and checked before the query (a damaged part is one
+    error line naming it).  One source at a time: --store and --boards together are
+    refused.
 
     Rows are streamed batch by batch (any result size); NULL prints as NULL (null in
     JSON, an empty field in CSV).  In the table the first batch sets the column widths.
@@ -59,8 +73,14 @@ def sql(store: Path, query: str, as_json: bool, as_csv: bool, memory_limit: int,
 
     if as_json and as_csv:
         raise click.UsageError("give at most one of --json and --csv")
+    if (store is None) == (boards is None):
+        raise click.UsageError("give --store DIR (a store's views) or --boards DIR (a boards "
+                               "dataset's view `boards`)" + (", not both: run one query "
+                               "per source" if store is not None else ""))
+    source = store if store is not None else boards
+    assert source is not None
     try:
-        _sql(store, query, as_json, as_csv, memory_limit, seconds or None)
+        _sql(source, query, as_json, as_csv, memory_limit, seconds or None, boards is not None)
     except QueryLimitError as exc:
         if exc.kind == "interrupt":
             _interrupted()
@@ -69,7 +89,7 @@ def sql(store: Path, query: str, as_json: bool, as_csv: bool, memory_limit: int,
     except KeyboardInterrupt:
         _interrupted()
     except MemoryError:  # Python's side of the output, past the process cap
-        raise QueryLimitError(f"{store}: out of memory under the cap of --memory-limit; "
+        raise QueryLimitError(f"{source}: out of memory under the cap of --memory-limit; "
                               f"raise it with --memory-limit SIZE", "memory",
                               memory_limit) from None
 
@@ -80,14 +100,20 @@ def _interrupted() -> None:
     sys.exit(130)
 
 
-def _sql(store: Path, query: str, as_json: bool, as_csv: bool, memory_limit: int,
-         seconds: float | None) -> None:
-    """`e2store sql`'s work, under the limits: the rows formatted as they stream."""
+def _sql(source: Path, query: str, as_json: bool, as_csv: bool, memory_limit: int,
+         seconds: float | None, boards: bool = False) -> None:
+    """`e2store sql`'s work, under the limits: the rows formatted as they stream; `boards`:
+    `source` is a boards dataset, read and checked first."""
     from e2store.query.sql import sql_rows
 
+    tables = None
+    if boards:
+        from e2store.solver.boards_dataset import read_boards_dataset
+
+        tables = {"boards": read_boards_dataset(source).table}
     n = 0
     widths: list[int] | None = None
-    with sql_rows(store, query, memory_limit, seconds) as (names, batches):
+    with sql_rows(source, query, memory_limit, seconds, tables=tables) as (names, batches):
         if as_csv:
             click.echo(_csv_line(names), nl=False)
         for rows in batches:

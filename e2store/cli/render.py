@@ -104,13 +104,14 @@ def render_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None
               help="Draw the instance's solution, or the empty board.")
 @click.option("--board", "board", default=None, metavar="FILE|URL",
               help="Draw this full or partial board instead: a board URL, a file of "
-              "`x y piece r` lines, a boards file (`solve --best`) or a solutions file; its "
-              "mismatched joins are marked in red and the title gives its score.")
+              "`x y piece r` lines, a boards file or dataset (`solve --best -o FILE|DIR`) "
+              "or a solutions file; its mismatched joins are marked in red and the title "
+              "gives its score.")
 @click.option("--best", "best", is_flag=False, flag_value="", default=None,
-              metavar="[FILE]", help="Draw the best board of a boards file (`--best FILE`, "
-              "or `--board FILE --best`): the highest-scoring filled board, else the "
-              "deepest, then the highest-scoring (of another file: the highest score); "
-              "says which row it drew.")
+              metavar="[FILE]", help="Draw the best board of a boards file or dataset "
+              "(`--best FILE`, or `--board FILE --best`): the highest-scoring filled board, "
+              "else the deepest, then the highest-scoring (of another file: the highest "
+              "score); says which row it drew.")
 @click.option("--index", type=INDEX, default=None,
               help="With --board: which board of a file of several (0 the first, the "
                    "default).")
@@ -128,7 +129,8 @@ def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
     from e2store.instance.url import colours_board, is_url
     from e2store.reports.drawings import board_grid
     from e2store.reports.render import svg_board
-    from e2store.solver.boards import chosen_board, score
+    from e2store.solver.board_sources import chosen_any_board
+    from e2store.solver.boards import score
     from e2store.web.pictures import field_clues
 
     if best is not None:
@@ -156,7 +158,7 @@ def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
     inst = load_instance(instance, fmt, sides, size)
     clues = field_clues(inst)
     if board is not None:
-        cells, what, note = chosen_board(inst, board, best is not None, index or 0)
+        cells, what, note = chosen_any_board(inst, board, best is not None, index or 0)
         if note:  # which row the best is
             click.echo(note)
         sc = score(inst, cells)

@@ -26,8 +26,9 @@ def score_cmd(args: tuple[str, ...], fill: bool, as_json: bool) -> None:
     II), the mismatched joins, holes and frame faults.
 
     BOARD is a board URL (e2.bucas.name: scored from its colours alone, no INSTANCE
-    needed), a file of `x y piece r` lines (holes allowed), a boards file (`solve --best
-    -o`) or a solutions file; the files need the INSTANCE whose pieces they place.
+    needed), a file of `x y piece r` lines (holes allowed), a boards file or dataset
+    (`solve --best -o FILE|DIR`) or a solutions file; the files need the INSTANCE whose
+    pieces they place.
     """
     from e2store.cli.options import load_instance
     from e2store.errors import SolverError

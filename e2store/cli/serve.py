@@ -37,9 +37,10 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 @memory_limit_option("Memory the server's queries may use (DuckDB's memory limit), and the "
                      "cap on the SQL box's worker process: this much above what it holds "
                      "once started, plus a quarter, and 512 MiB for Python.")
-@click.option("--boards", type=click.Path(dir_okay=False, path_type=Path),
-              default=None, metavar="FILE", help="A boards file of `solve --best` (read on "
-              "each request; waited for when not written yet): every board linked to the "
+@click.option("--boards", type=click.Path(path_type=Path),
+              default=None, metavar="FILE|DIR", help="A boards file or dataset of `solve "
+              "--best` (read on each request; waited for when not written yet): every "
+              "board linked to the "
               "viewer, the best ones drawn, the best score over the restarts, at /boards.  "
               "Alone, without --store, it is the whole site.")
 @click.option("--boards-instance", type=click.Path(exists=True, dir_okay=False,
@@ -58,8 +59,8 @@ def serve(store: Path | None, host: str, port: int, results: Path | None,
     The SQL box runs each query in a worker process: past its time limit (killed a little
     later if it does not stop) or the memory limit, it is refused (400).
 
-    With --boards FILE it also shows a best-score run's boards file, and without --store
-    only that (the store's pages answer 404).
+    With --boards FILE|DIR it also shows a best-score run's boards file or dataset, and
+    without --store only that (the store's pages answer 404).
 
     Runs until interrupted (Ctrl-C).  Needs the `web` extra: pip install 'e2store[web]'.
     """
@@ -79,6 +80,7 @@ def serve(store: Path | None, host: str, port: int, results: Path | None,
     if host not in LOCAL_HOSTS:
         click.echo(f"e2store serve: warning: listening on {host}: anyone who reaches this "
                    f"machine on port {port} can read what it serves", err=True)
-    what = store if store is not None else f"the boards file {boards}"
+    what = store if store is not None else (
+        f"the boards {'dataset' if Path(str(boards)).is_dir() else 'file'} {boards}")
     click.echo(f"serving {what} on http://{host}:{port}/ (Ctrl-C stops)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -71,7 +72,9 @@ from e2store.instance.parsing import shown_path
               help="Fixed cells: a file of `x y piece r` lines, or an e2.bucas.name board "
               "URL (its filled cells); implies --no-symmetry-break.")
 @output_option("Write the solutions, one row per solution, cells c0.. (index y*W+x) as "
-               "piece*4+r: Parquet, CSV if FILE ends in .csv, Arrow IPC if in .arrow.")
+               "piece*4+r: Parquet, CSV if FILE ends in .csv, Arrow IPC if in .arrow.  With "
+               "--best: the boards file, or the boards dataset DIR (a directory, a name "
+               "ending in / or without suffix): one part per restart.", either=True)
 @click.option("--keep", type=BoundedInt(0, limit=MAX_COUNT), default=DEFAULT_MAX_STORED,
               show_default=True, help="Keep (and write) at most this many solutions; all are "
               "counted and checked.")
@@ -129,7 +132,7 @@ from e2store.instance.parsing import shown_path
 @best_options
 @status_option("solve")
 def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
-              first: bool, no_break: bool, seed_file: str | None, output: Path | None,
+              first: bool, no_break: bool, seed_file: str | None, output: str | None,
               keep: int, max_nodes: int | None, as_json: bool, openings_file: Path | None = None,
               workers: int = 1, shard: tuple[int, int] | None = None,
               estimate_samples: int | None = None,
@@ -148,7 +151,6 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     from e2store.solver.session import solve_search
     from e2store.solver.solutions import write_solutions
 
-    save = output
     ctx = click.get_current_context()
     if engine == "sat":
         refused = [flag for flag, on in (("--best", best), ("--openings", openings_file),
@@ -166,6 +168,10 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
         _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_nodes,
                     as_json, workers, opts, finals, kernel)
         return
+    if output is not None and (output.endswith(("/", os.sep)) or Path(output).is_dir()):
+        raise click.UsageError(f"-o {output}: a directory is a boards dataset of --best "
+                               f"(the solutions go to a file)")
+    save = None if output is None else Path(output)
     given = [f"--{k.replace('rng_seed', 'seed').replace('_', '-')}" for k in best_keys
              if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT]
     if given:

@@ -95,15 +95,20 @@ def _batches(reader: Any, store: Path) -> Iterator[list[dict]]:
 
 @contextlib.contextmanager
 def sql_rows(store: str | Path, query: str, memory_limit: int,
-             seconds: float | None = QUERY_SECONDS,
+             seconds: float | None = QUERY_SECONDS, *, tables: dict[str, Any] | None = None,
              ) -> Iterator[tuple[list[str], Iterator[list[dict]]]]:
     """Run `query` over the store's views: (column names, batches of rows as dicts) while
     in the block, under the time limit (`seconds`, None: none), the memory limit (DuckDB's
     and the process's, `process_cap`) and Ctrl-C (`ctrl_c_interrupts`).  Past a limit:
-    `QueryLimitError`."""
+    `QueryLimitError`.  `tables`: instead of a store's, views over these Arrow tables
+    ({name: table}, `e2store.query.tables`; `store` names them in errors), under the same
+    limits and sandbox."""
     from e2store.query.handle import connect
+    from e2store.query.tables import TablesHandle
 
-    with connect(store, memory_limit=memory_limit, seconds=seconds) as st, \
-            ctrl_c_interrupts(st), process_cap(memory_limit):
+    handle = (connect(store, memory_limit=memory_limit, seconds=seconds) if tables is None
+              else TablesHandle(tables, str(store), memory_limit=memory_limit,
+                                seconds=seconds))
+    with handle as st, ctrl_c_interrupts(st), process_cap(memory_limit):
         reader = st.sql(query, stream=True)
         yield list(reader.schema.names), _batches(reader, Path(store))

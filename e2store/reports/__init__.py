@@ -1,10 +1,25 @@
-"""Reports: the store summary, study tables, growth plots and pictures (SVG/PNG)."""
+"""Reports: the store summary, study tables, growth plots, pictures (SVG/PNG) and the
+statistics of best-score campaigns."""
 
 from typing import TYPE_CHECKING
 
 from e2store.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the real names for type checkers; at run time each is imported on first use
+    from e2store.reports.campaign import ArmStats as ArmStats
+    from e2store.reports.campaign import Comparison as Comparison
+    from e2store.reports.campaign import Estimate as Estimate
+    from e2store.reports.campaign import Tail as Tail
+    from e2store.reports.campaign import TailModel as TailModel
+    from e2store.reports.campaign import TailTarget as TailTarget
+    from e2store.reports.campaign import arm_stats as arm_stats
+    from e2store.reports.campaign import bootstrap as bootstrap
+    from e2store.reports.campaign import campaign_report as campaign_report
+    from e2store.reports.campaign import compare_arms as compare_arms
+    from e2store.reports.campaign import fit_tail as fit_tail
+    from e2store.reports.campaign import restarts_needed as restarts_needed
+    from e2store.reports.campaign import tail_hours as tail_hours
+    from e2store.reports.campaign import wilson as wilson
     from e2store.reports.checks import repair_commands as repair_commands
     from e2store.reports.checks import verify_and_repair as verify_and_repair
     from e2store.reports.drawings import DEFAULT_SCALE as DEFAULT_SCALE
@@ -33,4 +48,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "tables": ("Board", "Table", "load_tables", "write_tables",),
     "plots": ("write_plots",),
     "render": ("svg_pieces", "svg_board", "svg_zone_map", "svg_corolle", "write_picture",),
+    "campaign": ("Estimate", "ArmStats", "Comparison", "TailModel", "TailTarget", "Tail",
+                 "wilson", "bootstrap", "arm_stats", "compare_arms", "restarts_needed",
+                 "fit_tail", "tail_hours", "campaign_report",),
 })

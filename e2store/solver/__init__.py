@@ -1,7 +1,8 @@
 """The solvers and what feeds them (docs/solver.md): scan orders, plans and the frame
 test, the exact search's runners, solution files, openings and their parallel solve, size
 estimates, and `solve_search`, the `e2store solve` command as one call (`session`);
-boards files and scores (`boards`), one protocol for every solver (`protocol`); and the
+boards files and scores (`boards`), boards datasets (`boards_dataset`: a part per
+restart), one protocol for every solver (`protocol`); and the
 best-score search, a package of its own with its own public API
 (`e2store.solver.best`: `solve_best`, `run_best`, `best_plan`, `fill_holes`, ...)."""
 
@@ -17,6 +18,11 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.solver.boards import read_boards as read_boards
     from e2store.solver.boards import score as score
     from e2store.solver.boards import write_boards as write_boards
+    from e2store.solver.boards_dataset import DatasetBoards as DatasetBoards
+    from e2store.solver.boards_dataset import dataset_parts as dataset_parts
+    from e2store.solver.boards_dataset import is_dataset_target as is_dataset_target
+    from e2store.solver.boards_dataset import read_boards_dataset as read_boards_dataset
+    from e2store.solver.boards_dataset import write_part as write_part
     from e2store.solver.defaults import AUTO_MIN_DEPTHS as AUTO_MIN_DEPTHS
     from e2store.solver.defaults import DEFAULT_MAX_STORED as DEFAULT_MAX_STORED
     from e2store.solver.defaults import DEFAULT_SCAN as DEFAULT_SCAN
@@ -75,6 +81,8 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "session": ("solve_search", "search_method", "METHODS", "DEFAULT_METHOD"),
     "boards": ("Boards", "read_boards", "write_boards", "append_boards", "score",
                "read_any_board", "board_cells"),
+    "boards_dataset": ("DatasetBoards", "read_boards_dataset", "write_part", "dataset_parts",
+                       "is_dataset_target"),
     "protocol": ("BoardSolver", "Insertion", "ExactSolver", "BestScoreSolver", "GreedySolver",
                  "check_insertions"),
 })

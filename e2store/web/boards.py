@@ -1,8 +1,9 @@
-"""The explorer's page of a boards file (`serve --boards FILE`): the boards a best-score
-run keeps (`e2store solve --best -o`), read afresh on each request (the run may still be
-adding to it): the best board one click from the viewer, every board linked to it (its
-e2.bucas.name URL, `board_url`), the best boards drawn with their mismatched joins and
-Eternity II's clue cells, the best score over the restarts, the counts per score.
+"""The explorer's page of a boards file or dataset (`serve --boards FILE|DIR`): the boards
+a best-score run keeps (`e2store solve --best -o`), read afresh on each request (the run
+may still be adding to it; of a dataset, all arms together, the parts not read yet): the
+best board one click from the viewer, every board linked to it (its e2.bucas.name URL,
+`board_url`), the best boards drawn with their mismatched joins and Eternity II's clue
+cells, the best score over the restarts, the counts per score.
 
 A file that is not there yet is waited for (a run writes it after its first restart): the
 page says so and reloads itself until it appears.  The file's instance is the piece file
@@ -51,6 +52,7 @@ class BoardsSource:
         self.piece_file = None if piece_file is None else Path(piece_file)
         self._given: Instance | None = instance  # an instance given as it is
         self._found: dict[str, Instance] = {}
+        self._read: dict[str, Any] = {}  # a dataset as last read (`read_boards_dataset`)
         self._lock = threading.Lock()
 
     def given(self) -> Instance | None:
@@ -62,12 +64,20 @@ class BoardsSource:
         return self._given
 
     def instance_id(self) -> str:
-        """The instance id the file's metadata names (SolverError: no boards file)."""
+        """The instance id the file's metadata names, or a boards dataset's first part's
+        (SolverError: no boards file; FileNotFoundError: none yet)."""
         from e2store.files import table_schema
+        from e2store.solver.boards_dataset import dataset_parts
 
+        path = self.path
+        if path.is_dir():
+            parts = dataset_parts(path)
+            if not parts:
+                raise FileNotFoundError(f"{path}: no part yet")
+            path = parts[0].path
         try:
             meta = {k.decode(errors="replace"): v.decode(errors="replace")
-                    for k, v in (table_schema(self.path).metadata or {}).items()}
+                    for k, v in (table_schema(path).metadata or {}).items()}
         except FileNotFoundError:
             raise
         except Exception as e:  # pyarrow's errors for a file that is no table
@@ -102,19 +112,31 @@ class BoardsSource:
             return inst
 
     def read(self):
-        """(instance, boards) of the file now, checked (`read_boards`)."""
+        """(instance, boards) of the file now, checked (`read_boards`), or of every part
+        of a boards dataset (`read_boards_dataset`; FileNotFoundError: no part yet)."""
         from e2store.solver.boards import read_boards
+        from e2store.solver.boards_dataset import read_boards_dataset
 
         inst = self.instance()
+        if self.path.is_dir():  # the parts read before are not read again
+            with self._lock:
+                last = self._read.get(inst.id)
+                d = self._read[inst.id] = read_boards_dataset(self.path, inst, since=last)
+            if not d.parts:
+                raise FileNotFoundError(f"{self.path}: no part yet")
+            return inst, d.boards
         return inst, read_boards(self.path, inst)
 
     def check(self) -> None:
         """At the server's start: a file that is there is read now (a wrong file, or one
         whose instance cannot be found, is an error at once); one not there yet needs a
         way to find its instance when it comes."""
-        if self.path.exists():
+        try:
             self.read()
-        elif self.given() is None and self.store is None:
+            return
+        except FileNotFoundError:  # not written yet
+            pass
+        if self.given() is None and self.store is None:
             raise MissingError(f"{shown_path(self.path)} is not there yet and no store is "
                                f"served to find its instance in: start the server with "
                                f"--boards-instance PIECE_FILE")

@@ -41,27 +41,25 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
                store: str | Path | None = None, seed: int = DEFAULT_SEED,
                restart_nodes: int = DEFAULT_RESTART_NODES, restarts: int | None = None,
                seconds: float | None = None, max_nodes: int | None = None, workers: int = 1,
-               fill: bool = True, kernel: str = "auto", live: bool = False) -> dict[str, Any]:
+               fill: bool = True, kernel: str = "auto", live: bool = False,
+               arm: str | None = None) -> dict[str, Any]:
     """Run a best-score search as `e2store solve --best` does (the options and defaults
     are `best_plan`'s and `run_best`'s) and return its report (`best_report`): every
-    restart's best board (and, with `fill`, that board with its holes filled) appended to
-    the boards file `output` as the restart ends.  The file is held for the whole run (a
-    second writer gets `BusyError`); when it exists, the restarts of `seed` it holds are
-    not run again (a damaged file is refused, never rewritten).  `live`: draw the
-    progress line on stderr (the status file of `--status` is fed either way).  A run
-    stopped by Ctrl-C returns what it found, its report's `ended` "interrupted"."""
-    from e2store.files import exclusive_writer
-    from e2store.solver.boards import append_boards, make_boards, read_boards
+    restart's best board (and, with `fill`, that board with its holes filled) saved as the
+    restart ends: appended to the boards file `output`, or written as the restart's part
+    of the boards dataset `output` (a directory, a name ending in `/` or without suffix:
+    `e2store.solver.boards_dataset`), in its arm `arm` (default "default").  The file, or
+    the dataset's (arm, seed), is held for the whole run (a second writer gets
+    `BusyError`); the restarts of `seed` it holds are not run again (a damaged file is
+    refused, never rewritten).  `live`: draw the progress line on stderr (the status file
+    of `--status` is fed either way).  A run stopped by Ctrl-C returns what it found, its
+    report's `ended` "interrupted"."""
+    from e2store.solver.boards import make_boards
+    from e2store.solver.boards_dataset import boards_sink
 
     plan = best_plan(instance, scan, fixed, breaks, quota, clues=clues, order=order,
                      store=store)
-    out = Path(output)
-    with exclusive_writer(out, "boards file"):  # a second run on it is refused: no row lost
-        done: set[int] = set()
-        if out.exists():  # a rerun adds to the file: its restarts not yet done are run
-            old = read_boards(out, instance)  # checked: a damaged file is refused
-            done = {int(k) for k, s in zip(old.stats["restart"], old.stats["seed"],
-                                           strict=True) if int(s) == seed}
+    with boards_sink(output, instance, seed, arm) as sink:  # a second run on it is refused
         n = instance.width * instance.height
         show = BestProgress(workers, seconds, max_nodes, live=live)
         filled: list[tuple[int, np.ndarray, RestartResult]] = []
@@ -76,18 +74,21 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
                                         mismatches=plan.full - f.score))
                 if not filled or f.score > filled[0][0]:
                     filled[:] = [(f.score, f.board, r)]
-            append_boards(out, instance, make_boards(n, cells, rows))
+            sink.write(r.restart, make_boards(n, cells, rows))
             show.restart(r, run, filled[0][0] if filled else None)
 
         try:
             run = run_best(instance, scan=scan, seed=seed, restart_nodes=restart_nodes,
                            workers=workers, seconds=seconds, max_nodes=max_nodes,
-                           restarts=restarts, done=done, on_result=on_result,
+                           restarts=restarts, done=sink.done, on_result=on_result,
                            tick=show.tick if workers == 1 else None, kernel=kernel,
                            heartbeat=show.refresh, plan=plan)
         finally:
             show.close()
-    return best_report(instance, run, plan, filled[0] if filled else None, out)
+    report = best_report(instance, run, plan, filled[0] if filled else None, sink.path)
+    if sink.arm is not None:
+        report.update(boards_dataset=True, arm=sink.arm)
+    return report
 
 
 def best_report(instance: Instance, run: BestRun, plan: BestPlan,
@@ -203,14 +204,16 @@ def score_url(url: str) -> dict[str, Any]:
 def score_boards(instance: Instance, sources: Sequence[str], fill: bool = False,
                  ) -> list[dict[str, Any]]:
     """The score of every board of `sources` (files of `x y piece r` lines, boards files,
-    solutions files, board URLs), each with its viewer URL; with `fill`, of the board with
-    its holes filled (`fill_holes`), the partial board's score kept as `filled_from`."""
+    boards datasets, solutions files, board URLs), each with its viewer URL; with `fill`,
+    of the board with its holes filled (`fill_holes`), the partial board's score kept as
+    `filled_from`."""
     from e2store.instance.url import UrlError, board_url
-    from e2store.solver.boards import read_any_board, score
+    from e2store.solver.board_sources import read_any_boards
+    from e2store.solver.boards import score
 
     out = []
     for source in sources:
-        for i, b in enumerate(read_any_board(instance, source)):
+        for i, b in enumerate(read_any_boards(instance, source)):
             extra = {}
             if fill:
                 f = fill_holes(instance, b)

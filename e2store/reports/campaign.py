@@ -1,0 +1,423 @@
+"""Statistics of a best-score campaign: parameter sets (arms) compared with confidence.
+
+Pure statistics over plain per-restart arrays (numpy; no scipy), one row per restart of
+`e2store solve --best` (its deepest depth, its filled score, nodes, seconds), and the
+report writer (`campaign_report`: Markdown and PNG plots, written atomically).  The
+methods and their models are stated in docs/campaigns.md:
+
+* `arm_stats`: rate, mean and median with percentile-bootstrap 95% intervals, the fraction
+  of restarts reaching each depth with its Wilson score interval;
+* `compare_arms`: the two-sided Mann-Whitney U test (normal approximation, tie and
+  continuity corrections), the common-language effect size and the restarts per arm
+  that would make the same effect significant;
+* `tail_hours`: expected core-hours to a full board of at least a score, from the counts
+  seen, and beyond them from a geometric tail fitted to the upper scores.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from e2store.files import atomic_write_bytes, atomic_write_text
+
+Z95 = 1.959963984540054  # the standard normal's 97.5% quantile: two-sided 95%, p < 0.05
+ALPHA = 0.05
+_COUNTS_UP_TO = 4096  # distinct values up to which the bootstrap draws value counts
+_CHUNK = 1 << 22  # resampled indices per chunk of the index bootstrap
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A value with its 95% interval [low, high]."""
+
+    value: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class ArmStats:
+    """One arm's restarts summarised (`arm_stats`)."""
+
+    restarts: int
+    rate: float  # placements (search nodes) per second: sum nodes / sum seconds
+    seconds_per_restart: float
+    depth_mean: Estimate  # bootstrap intervals
+    depth_median: Estimate
+    filled_mean: Estimate
+    filled_median: Estimate
+    reach: dict[int, Estimate]  # depth -> fraction of restarts reaching it (Wilson interval)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two arms compared by the Mann-Whitney U test (`compare_arms`)."""
+
+    n_a: int
+    n_b: int
+    u: float  # U of arm A: pairs with A > B, plus half the ties
+    z: float  # continuity-corrected, tie-corrected normal deviate (signed: > 0 when A > B)
+    p: float  # two-sided
+    effect: float  # P(A > B) + 0.5 P(A = B) = U / (n_a n_b)
+    significant: bool  # p < 0.05
+    restarts_needed: int | None  # n per arm giving p < 0.05 at this effect (None: no effect)
+    more_restarts: int  # restarts_needed minus the smaller arm's restarts, at least 0
+
+
+@dataclass(frozen=True)
+class TailModel:
+    """log P(filled >= s) = intercept + slope * s, least squares over `scores`."""
+
+    intercept: float
+    slope: float
+    scores: tuple[int, ...]  # the scores fitted
+
+    def probability(self, score: float) -> float:
+        """P(filled >= score) per restart under the model (at most 1)."""
+        return min(1.0, math.exp(self.intercept + self.slope * score))
+
+
+@dataclass(frozen=True)
+class TailTarget:
+    """Expected core-hours to a board of at least `score` (`tail_hours`)."""
+
+    score: int
+    seen: int  # restarts with filled >= score
+    probability: float  # per restart: seen / restarts if seen, else the model's
+    source: str  # "observed" or "model" ("none": no board and no model)
+    model_probability: float | None
+    core_hours: float  # mean seconds per restart / probability / 3600 (inf if 0)
+
+
+@dataclass(frozen=True)
+class Tail:
+    """The tail of one arm's filled scores: targets, model and its check."""
+
+    restarts: int
+    seconds_per_restart: float
+    targets: list[TailTarget]
+    model: TailModel | None
+    check: list[tuple[int, int, float]]  # (score, restarts seen >= score, model's expected)
+
+
+# -- intervals -------------------------------------------------------------------------------
+
+def wilson(successes: int, trials: int, z: float = Z95) -> Estimate:
+    """The fraction successes / trials with its Wilson score interval (95% by default)."""
+    if trials <= 0:
+        return Estimate(math.nan, 0.0, 1.0)
+    p = successes / trials
+    d = 1 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / d
+    half = z / d * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials))
+    low = 0.0 if successes == 0 else max(0.0, centre - half)  # exact at the ends
+    high = 1.0 if successes == trials else min(1.0, centre + half)
+    return Estimate(p, low, high)
+
+
+def _quantile_of_counts(values: np.ndarray, cum: np.ndarray, n: int) -> np.ndarray:
+    """Per row of cumulative counts over sorted `values`: the median of the n values."""
+    lo = (cum > (n - 1) // 2).argmax(axis=1)
+    hi = (cum > n // 2).argmax(axis=1)
+    return (values[lo] + values[hi]) / 2.0
+
+
+def bootstrap(values, *, resamples: int = 2000, seed: int = 0,
+              method: str = "auto") -> dict[str, Estimate]:
+    """Mean and median of `values` with percentile-bootstrap 95% intervals.
+
+    Each resample draws len(values) values with replacement.  `method`: "indices" resamples
+    index arrays (in chunks); "counts" draws how often each distinct value is drawn (one
+    multinomial per resample: the same distribution, far faster for integer scores);
+    "auto" takes counts up to 4096 distinct values.  Reproducible with `seed`.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    n = len(x)
+    if n == 0:
+        nan = Estimate(math.nan, math.nan, math.nan)
+        return {"mean": nan, "median": nan}
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    medians = np.empty(resamples)
+    distinct, counts = np.unique(x, return_counts=True)
+    if method == "auto":
+        method = "counts" if len(distinct) <= _COUNTS_UP_TO else "indices"
+    if method == "counts":
+        pvals = counts / n
+        step = max(1, _CHUNK // max(1, len(distinct)))
+        for i in range(0, resamples, step):
+            k = min(step, resamples - i)
+            drawn = rng.multinomial(n, pvals, size=k)
+            means[i:i + k] = drawn @ distinct / n
+            medians[i:i + k] = _quantile_of_counts(distinct, np.cumsum(drawn, axis=1), n)
+    elif method == "indices":
+        step = max(1, _CHUNK // n)
+        for i in range(0, resamples, step):
+            k = min(step, resamples - i)
+            sample = x[rng.integers(0, n, size=(k, n))]
+            means[i:i + k] = sample.mean(axis=1)
+            medians[i:i + k] = np.median(sample, axis=1)
+    else:
+        raise ValueError(f"unknown bootstrap method {method!r}: auto, counts or indices")
+    out = {}
+    for name, point, boot in (("mean", x.mean(), means), ("median", np.median(x), medians)):
+        lo, hi = np.quantile(boot, [0.025, 0.975])
+        out[name] = Estimate(float(point), float(lo), float(hi))
+    return out
+
+
+def arm_stats(depth, filled, nodes, seconds, *, depths: Sequence[int] = (248, 249, 250),
+              resamples: int = 2000, seed: int = 0) -> ArmStats:
+    """One arm's restarts: rate, deepest depth and filled score (mean, median with
+    bootstrap intervals) and the fraction reaching each of `depths` (Wilson intervals)."""
+    d = np.asarray(depth)
+    f = np.asarray(filled)
+    n = len(d)
+    if len(f) != n or len(nodes) != n or len(seconds) != n:
+        raise ValueError("depth, filled, nodes and seconds need one value per restart")
+    total_s = float(np.sum(seconds, dtype=np.float64))
+    rate = float(np.sum(nodes, dtype=np.float64)) / total_s if total_s > 0 else math.nan
+    bd = bootstrap(d, resamples=resamples, seed=seed)
+    bf = bootstrap(f, resamples=resamples, seed=seed + 1)
+    reach = {int(k): wilson(int(np.count_nonzero(d >= k)), n) for k in depths}
+    return ArmStats(n, rate, total_s / n if n else math.nan, bd["mean"], bd["median"],
+                    bf["mean"], bf["median"], reach)
+
+
+# -- Mann-Whitney U --------------------------------------------------------------------------
+
+def normal_p(z: float) -> float:
+    """The two-sided p-value of a standard normal deviate z."""
+    return math.erfc(abs(z) / math.sqrt(2))
+
+
+def _u_test(u: float, n_a: int, n_b: int, tie_factor: float) -> tuple[float, float]:
+    """(z, p) of U under the normal approximation; `tie_factor` = 1 - sum(t^3 - t) /
+    (N^3 - N) scales the variance for ties; continuity correction 0.5."""
+    mu = n_a * n_b / 2
+    var = n_a * n_b * (n_a + n_b + 1) / 12 * tie_factor
+    if var <= 0:
+        return 0.0, 1.0
+    dev = max(0.0, abs(u - mu) - 0.5)
+    z = math.copysign(dev, u - mu) / math.sqrt(var)
+    return z, normal_p(z)
+
+
+def restarts_needed(effect: float, tie_factor: float = 1.0, alpha: float = ALPHA) -> int | None:
+    """The smallest n such that two arms of n restarts each, with U = effect * n^2 and the
+    same relative ties, give p < alpha under the normal approximation (None if effect is
+    0.5: no effect to detect)."""
+    if abs(effect - 0.5) < 1e-12 or tie_factor <= 0:
+        return None
+
+    def significant(n: int) -> bool:
+        return _u_test(effect * n * n, n, n, tie_factor)[1] < alpha
+
+    if significant(1):
+        return 1
+    lo, hi = 1, 2  # not significant at lo
+    while not significant(hi):  # z grows about as sqrt(n): doubling ends
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if significant(mid) else (mid, hi)
+    return hi
+
+
+def compare_arms(a, b) -> Comparison:
+    """Arm A against arm B on one per-restart value (depth or filled score): the two-sided
+    Mann-Whitney U test by average ranks, its effect size and the restarts needed."""
+    x = np.asarray(a, dtype=np.float64)
+    y = np.asarray(b, dtype=np.float64)
+    n_a, n_b = len(x), len(y)
+    if n_a == 0 or n_b == 0:
+        raise ValueError("each arm needs at least one restart")
+    both = np.concatenate([x, y])
+    _, inverse, counts = np.unique(both, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts, dtype=np.float64)
+    ranks = ends - (counts - 1) / 2.0  # the average rank of each distinct value (1-based)
+    r_a = float(ranks[inverse[:n_a]].sum())
+    u = r_a - n_a * (n_a + 1) / 2
+    big_n = n_a + n_b
+    t = counts.astype(np.float64)
+    tie_factor = 1.0 - float(np.sum(t ** 3 - t)) / (big_n ** 3 - big_n) if big_n > 1 else 0.0
+    z, p = _u_test(u, n_a, n_b, tie_factor)
+    effect = u / (n_a * n_b)
+    needed = restarts_needed(effect, tie_factor)
+    more = 0 if p < ALPHA or needed is None else max(0, needed - min(n_a, n_b))
+    return Comparison(n_a, n_b, u, z, p, effect, p < ALPHA, needed, more)
+
+
+# -- the tail --------------------------------------------------------------------------------
+
+def fit_tail(filled, *, min_count: int = 10, points: int = 8) -> TailModel | None:
+    """The geometric tail log P(filled >= s) = a + b s, fitted by least squares over the
+    `points` highest integer scores s that at least `min_count` restarts reached (None
+    with fewer than 2 such scores or a slope that is not negative)."""
+    f = np.asarray(filled)
+    n = len(f)
+    if n == 0:
+        return None
+    values, counts = np.unique(f.astype(np.int64), return_counts=True)
+    surv = n - np.concatenate([[0], np.cumsum(counts)[:-1]])  # restarts >= each value
+    top = values[surv >= min_count]
+    if len(top) == 0:
+        return None
+    hi = int(top.max())
+    scores = np.arange(max(int(values[0]), hi - points + 1), hi + 1)
+    seen = np.array([np.count_nonzero(f >= s) for s in scores])
+    if len(scores) < 2:
+        return None
+    slope, intercept = np.polyfit(scores, np.log(seen / n), 1)
+    if not slope < 0:
+        return None
+    return TailModel(float(intercept), float(slope), tuple(int(s) for s in scores))
+
+
+def tail_hours(filled, seconds, targets: Sequence[int] = (466, 467, 468), *,
+               min_count: int = 10, points: int = 8) -> Tail:
+    """Expected core-hours to a full board of at least each target at the arm's rate:
+    mean seconds per restart / P(filled >= target) / 3600, with P from the restarts seen
+    when some reached the target, else from the fitted geometric tail (`fit_tail`); the
+    model is checked against the restarts seen at each upper observed score."""
+    f = np.asarray(filled)
+    n = len(f)
+    per = float(np.sum(seconds, dtype=np.float64)) / n if n else math.nan
+    model = fit_tail(f, min_count=min_count, points=points)
+    out = []
+    for s in targets:
+        seen = int(np.count_nonzero(f >= s))
+        mp = model.probability(s) if model else None
+        if seen:
+            prob, source = seen / n, "observed"
+        elif mp is not None:
+            prob, source = mp, "model"
+        else:
+            prob, source = 0.0, "none"
+        hours = per / prob / 3600 if prob > 0 else math.inf
+        out.append(TailTarget(int(s), seen, prob, source, mp, hours))
+    check = []
+    if model is not None and n:
+        for s in range(model.scores[0], int(f.max()) + 1):
+            check.append((s, int(np.count_nonzero(f >= s)), n * model.probability(s)))
+    return Tail(n, per, out, model, check)
+
+
+# -- the report ------------------------------------------------------------------------------
+
+def _e(e: Estimate, digits: int = 2) -> str:
+    return f"{e.value:.{digits}f} [{e.low:.{digits}f}, {e.high:.{digits}f}]"
+
+
+def _hours(h: float) -> str:
+    return "inf" if math.isinf(h) else f"{h:.4g}"
+
+
+def _histogram(path: Path, arms: Mapping[str, np.ndarray], label: str) -> None:
+    """A PNG of the distribution of one integer value per arm (step lines, log count)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(8, 4.2), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    for k, (name, v) in enumerate(arms.items()):
+        v = np.asarray(v, dtype=np.int64)
+        if len(v) == 0:
+            continue
+        lo = int(v.min())
+        c = np.bincount(v - lo)
+        xs = np.arange(lo, lo + len(c))
+        ax.step(xs, np.where(c > 0, c / len(v), np.nan), where="mid", color=f"C{k % 10}",
+                label=f"{name} ({len(v)} restarts)")
+    ax.set_yscale("log")
+    ax.set_xlabel(label)
+    ax.set_ylabel("fraction of restarts")
+    ax.set_title(f"{label} per arm")
+    ax.legend(fontsize="small")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def campaign_report(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]],
+                    path: str | Path, *, depths: Sequence[int] = (248, 249, 250),
+                    targets: Sequence[int] = (466, 467, 468), resamples: int = 2000,
+                    seed: int = 0, plots: bool = True) -> list[Path]:
+    """Write the Markdown report of a campaign (arm -> per-restart arrays "depth",
+    "filled", "nodes", "seconds") to `path`, and its PNG plots beside it
+    (`<stem>-depth.png`, `<stem>-filled.png`); returns the files written."""
+    path = Path(path)
+    arms = {name: {k: np.asarray(r[k]) for k in ("depth", "filled", "nodes", "seconds")}
+            for name, r in rows.items()}
+    lines = ["# Campaign report", "",
+             "Intervals are 95%: percentile bootstrap for means and medians "
+             f"({resamples} resamples, seed {seed}), Wilson score intervals for fractions. "
+             "Comparisons: two-sided Mann-Whitney U, normal approximation with tie and "
+             "continuity corrections; effect = P(A > B) + 0.5 P(A = B). "
+             "Method notes: docs/campaigns.md.", "", "## Arms", ""]
+    head = ["arm", "restarts", "placements/s", "s/restart", "depth mean", "depth median",
+            "filled mean", "filled median"] + [f"depth >= {d}" for d in depths]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for k, (name, r) in enumerate(arms.items()):
+        st = arm_stats(r["depth"], r["filled"], r["nodes"], r["seconds"], depths=depths,
+                       resamples=resamples, seed=seed + 2 * k)
+        cells = [name, str(st.restarts), f"{st.rate:.4g}", f"{st.seconds_per_restart:.4g}",
+                 _e(st.depth_mean), _e(st.depth_median), _e(st.filled_mean),
+                 _e(st.filled_median)] + [_e(st.reach[d], 4) for d in depths]
+        lines.append("| " + " | ".join(cells) + " |")
+    names = list(arms)
+    for value, title in (("depth", "deepest depth"), ("filled", "filled score")):
+        lines += ["", f"## Comparisons: {title}", ""]
+        if len(names) < 2:
+            lines.append("One arm: nothing to compare.")
+            continue
+        lines += ["| A | B | U | z | p | effect P(A>B) | significant | restarts needed "
+                  "per arm | more per arm |", "|---|---|---|---|---|---|---|---|---|"]
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                c = compare_arms(arms[a][value], arms[b][value])
+                lines.append(f"| {a} | {b} | {c.u:.6g} | {c.z:.3f} | {c.p:.3g} | "
+                             f"{c.effect:.4f} | {'yes' if c.significant else 'no'} | "
+                             f"{c.restarts_needed if c.restarts_needed else '-'} | "
+                             f"{c.more_restarts} |")
+    lines += ["", "## Tail: core-hours to a full board", "",
+              "P(filled >= s) per restart: the restarts seen when some reached s, else the "
+              "geometric tail log P(filled >= s) = a + b s fitted by least squares over the "
+              "highest scores at least 10 restarts reached; core-hours = mean seconds per "
+              "restart / P / 3600.", ""]
+    for name, r in arms.items():
+        t = tail_hours(r["filled"], r["seconds"], targets)
+        lines += [f"### {name}", ""]
+        if t.model:
+            lines.append(f"Model: log P = {t.model.intercept:.4f} {t.model.slope:+.4f} s "
+                         f"(ratio {math.exp(t.model.slope):.4f} per point), fitted over "
+                         f"{t.model.scores[0]}..{t.model.scores[-1]}.")
+        else:
+            lines.append("No tail model (fewer than 2 scores reached by 10 restarts).")
+        lines += ["", "| score | seen | P per restart | from | model P | core-hours |",
+                  "|---|---|---|---|---|---|"]
+        for g in t.targets:
+            mp = "-" if g.model_probability is None else f"{g.model_probability:.3g}"
+            lines.append(f"| >= {g.score} | {g.seen} | {g.probability:.3g} | {g.source} | "
+                         f"{mp} | {_hours(g.core_hours)} |")
+        if t.check:
+            lines += ["", "Model check (restarts reaching each upper observed score):", "",
+                      "| score | seen | predicted |", "|---|---|---|"]
+            lines += [f"| >= {s} | {o} | {e:.1f} |" for s, o, e in t.check]
+        lines.append("")
+    written = []
+    if plots:
+        for value, label in (("depth", "deepest depth"), ("filled", "filled score")):
+            png = path.with_name(f"{path.stem}-{value}.png")
+            _histogram(png, {a: r[value] for a, r in arms.items()}, label)
+            written.append(png)
+        lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in written] + [""]
+    atomic_write_text(path, "\n".join(lines))
+    return [path] + written

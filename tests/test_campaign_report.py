@@ -1,0 +1,230 @@
+"""e2store.reports.campaign: each statistic against a naive twin or a value worked by hand,
+and the report file with its sections."""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from e2store.reports import (
+    arm_stats,
+    bootstrap,
+    campaign_report,
+    compare_arms,
+    fit_tail,
+    restarts_needed,
+    tail_hours,
+    wilson,
+)
+from e2store.reports.campaign import Z95
+
+
+def naive_u(a, b) -> float:
+    """U of A by counting every pair: A > B counts 1, a tie 1/2."""
+    return sum(1.0 if x > y else 0.5 if x == y else 0.0 for x in a for y in b)
+
+
+def test_u_by_hand_with_ties():
+    """A = 1 2 2 5, B = 2 3 4 6 7.  Ranks: 1 | 2 2 2 -> 3 each | 3 -> 5, 4 -> 6, 5 -> 7,
+    6 -> 8, 7 -> 9; R_A = 1 + 3 + 3 + 7 = 14, U_A = 14 - 4*5/2 = 4; mean 4*5/2 = 10; ties:
+    one group of 3, factor 1 - 24/720; variance 4*5*10/12 * (1 - 24/720) = 145/9;
+    z = -(6 - 0.5) / sqrt(145/9) = -1.3703, two-sided p = 0.1707 (normal table)."""
+    c = compare_arms([1, 2, 2, 5], [2, 3, 4, 6, 7])
+    assert c.u == 4.0
+    assert c.z == pytest.approx(-5.5 / math.sqrt(145 / 9))
+    assert c.z == pytest.approx(-1.3703, abs=1e-4)
+    assert c.p == pytest.approx(0.1707, abs=2e-4)
+    assert c.effect == pytest.approx(4 / 20)
+    assert not c.significant
+
+
+def test_u_without_ties_textbook():
+    """A = 1..10 against B = 11..20: U = 0, mean 50, variance 10*10*21/12 = 175,
+    z = -(50 - 0.5)/sqrt(175) = -3.7418, p = 1.83e-4."""
+    c = compare_arms(range(1, 11), range(11, 21))
+    assert c.u == 0.0 and c.effect == 0.0
+    assert c.z == pytest.approx(-49.5 / math.sqrt(175))
+    assert c.p == pytest.approx(1.83e-4, rel=0.01)
+    assert c.significant and c.more_restarts == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=25),
+       st.lists(st.integers(0, 6), min_size=1, max_size=25))
+def test_u_and_effect_against_pair_counting(a, b):
+    c = compare_arms(a, b)
+    assert c.u == pytest.approx(naive_u(a, b))
+    assert c.effect == pytest.approx(naive_u(a, b) / (len(a) * len(b)))
+    swapped = compare_arms(b, a)
+    assert swapped.p == pytest.approx(c.p)
+    assert swapped.effect == pytest.approx(1 - c.effect)
+    assert 0 <= c.p <= 1
+
+
+def test_identical_arms_are_not_different():
+    c = compare_arms([3, 3, 3], [3, 3, 3])
+    assert c.p == 1.0 and c.effect == 0.5 and c.restarts_needed is None
+
+
+def test_restarts_needed_is_the_smallest_significant_n():
+    for effect in (0.45, 0.52, 0.6, 0.9):
+        n = restarts_needed(effect)
+        assert n is not None
+        c = compare_arms(*_arms_with_effect(effect, n))
+        assert c.effect == pytest.approx(effect, abs=0.02)
+    n = restarts_needed(0.6)
+    assert n is not None and n > 1
+    # by the model itself: p < 0.05 at n, not at n - 1
+    for m, want in ((n, True), (n - 1, False)):
+        mu, sd = m * m / 2, math.sqrt(m * m * (2 * m + 1) / 12)
+        z = (0.1 * m * m - 0.5) / sd
+        assert (math.erfc(z / math.sqrt(2)) < 0.05) is want, (m, mu)
+
+
+def _arms_with_effect(effect: float, n: int):
+    """Two arms of n restarts of continuous values with P(A > B) near `effect`."""
+    rng = np.random.default_rng(0)
+    shift = math.sqrt(2) * statistics.NormalDist().inv_cdf(effect)
+    return rng.normal(shift, 1, 4000), rng.normal(0, 1, 4000)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.5005, 0.99), st.floats(0.5005, 0.99), st.floats(0.3, 1.0))
+def test_more_restarts_monotone(e1, e2, ties):
+    """A larger effect (either side of 0.5) never needs more restarts."""
+    lo, hi = sorted((e1, e2))
+    n_lo, n_hi = restarts_needed(lo, ties), restarts_needed(hi, ties)
+    assert n_lo is not None and n_hi is not None and n_hi <= n_lo
+    assert restarts_needed(1 - hi, ties) == n_hi
+    assert restarts_needed(hi, ties * 0.5) is not None
+
+
+def test_more_restarts_shrinks_as_the_arms_grow():
+    """The same two samples repeated k times: the same effect, ever fewer restarts to add,
+    none once the arms reach the restarts needed."""
+    a, b = [3, 4, 5, 5, 6, 7, 8], [2, 3, 4, 5, 5, 6, 6]
+    seen = [compare_arms(a * k, b * k) for k in (1, 2, 4, 8, 16, 64)]
+    assert len({round(c.effect, 12) for c in seen}) == 1
+    mores = [c.more_restarts for c in seen]
+    assert mores == sorted(mores, reverse=True) and mores[0] > 0 and mores[-1] == 0
+    for c in seen:
+        assert c.significant == (c.p < 0.05)
+        if not c.significant:
+            assert c.more_restarts == (c.restarts_needed or 0) - c.n_a
+
+
+def test_wilson_bounds_solve_the_score_equation():
+    """The Wilson bounds are the p0 with (phat - p0)^2 = z^2 p0 (1 - p0) / n."""
+    for x, n in ((0, 10), (3, 10), (10, 10), (7, 1000), (500, 1000)):
+        w = wilson(x, n)
+        assert w.value == x / n
+        for p0 in (w.low, w.high):
+            if p0 in (0.0, 1.0) and p0 == w.value:
+                continue
+            assert (x / n - p0) ** 2 == pytest.approx(Z95 ** 2 * p0 * (1 - p0) / n, abs=1e-12)
+        assert w.low <= w.value <= w.high
+    assert wilson(0, 10).low == 0.0 and wilson(10, 10).high == 1.0
+
+
+def naive_bootstrap(values, resamples, seed):
+    """Mean and median intervals by resampling with Python's random module."""
+    rnd = random.Random(seed)
+    means, medians = [], []
+    for _ in range(resamples):
+        s = [rnd.choice(values) for _ in values]
+        means.append(statistics.fmean(s))
+        medians.append(statistics.median(s))
+    q = statistics.quantiles
+    return q(means, n=40)[0], q(means, n=40)[-1], q(medians, n=40)[0], q(medians, n=40)[-1]
+
+
+@pytest.mark.parametrize("method", ["counts", "indices"])
+def test_bootstrap_reproducible_and_like_the_naive_one(method):
+    rng = np.random.default_rng(5)
+    values = [int(v) for v in rng.integers(230, 250, 60)]
+    b = bootstrap(values, resamples=2000, seed=7, method=method)
+    assert b == bootstrap(values, resamples=2000, seed=7, method=method)
+    assert b["mean"].value == pytest.approx(statistics.fmean(values))
+    assert b["median"].value == statistics.median(values)
+    for e in b.values():
+        assert e.low <= e.value <= e.high
+    lo_m, hi_m, lo_d, hi_d = naive_bootstrap(values, 2000, 7)
+    sd = statistics.stdev(values) / math.sqrt(len(values))
+    assert b["mean"].low == pytest.approx(lo_m, abs=0.25 * sd)
+    assert b["mean"].high == pytest.approx(hi_m, abs=0.25 * sd)
+    assert b["median"].low == pytest.approx(lo_d, abs=1.5)
+    assert b["median"].high == pytest.approx(hi_d, abs=1.5)
+
+
+def test_arm_stats_against_loops():
+    depth = [240, 248, 249, 250, 250, 231, 248]
+    filled = [440, 450, 455, 460, 461, 430, 449]
+    nodes = [10, 20, 30, 40, 50, 60, 70]
+    seconds = [1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.0]
+    s = arm_stats(depth, filled, nodes, seconds, resamples=500, seed=1)
+    assert s.restarts == 7
+    assert s.rate == pytest.approx(sum(nodes) / sum(seconds))
+    assert s.depth_mean.value == pytest.approx(statistics.fmean(depth))
+    assert s.filled_median.value == statistics.median(filled)
+    for d in (248, 249, 250):
+        k = sum(1 for v in depth if v >= d)
+        assert s.reach[d] == wilson(k, 7)
+    assert s == arm_stats(depth, filled, nodes, seconds, resamples=500, seed=1)
+
+
+def test_tail_model_recovers_a_geometric_tail():
+    """filled = 440 + Geometric: P(filled >= 440 + k) = r^k, so the slope is log r."""
+    r = 0.6
+    rng = np.random.default_rng(11)
+    filled = 440 + rng.geometric(1 - r, 300_000) - 1
+    model = fit_tail(filled, min_count=50, points=8)
+    assert model is not None
+    assert model.slope == pytest.approx(math.log(r), abs=0.03)
+    assert model.probability(460) == pytest.approx(r ** 20, rel=0.5)
+    t = tail_hours(filled, np.full(len(filled), 36.0), targets=(460, 480),
+                   min_count=50)
+    far = t.targets[1]
+    assert far.source == "model" and far.seen == 0
+    assert far.core_hours == pytest.approx(0.01 / model.probability(480))
+    for s, seen, predicted in t.check:  # the model against the counts it saw
+        assert seen == int(np.count_nonzero(filled >= s))
+        if seen >= 50:
+            assert predicted == pytest.approx(seen, rel=0.3)
+
+
+def test_tail_observed_counts_and_no_model():
+    filled = [460, 466, 467, 450]
+    t = tail_hours(filled, [3600.0] * 4, targets=(466, 467, 468))
+    assert t.model is None
+    assert [g.seen for g in t.targets] == [2, 1, 0]
+    assert t.targets[0].probability == 0.5 and t.targets[0].core_hours == pytest.approx(2.0)
+    assert t.targets[2].source == "none" and math.isinf(t.targets[2].core_hours)
+
+
+def test_report_written_with_its_sections(tmp_path):
+    rng = np.random.default_rng(2)
+    rows = {}
+    for k, name in enumerate(("base", "wide")):
+        n = 3000
+        rows[name] = {"depth": np.clip(rng.normal(240 + k, 4, n).round(), 0, 256).astype(int),
+                      "filled": 440 + k + rng.geometric(0.4, n) - 1,
+                      "nodes": rng.integers(10 ** 5, 10 ** 6, n),
+                      "seconds": rng.uniform(1, 2, n)}
+    out = tmp_path / "campaign.md"
+    written = campaign_report(rows, out, resamples=200)
+    assert written == [out, tmp_path / "campaign-depth.png", tmp_path / "campaign-filled.png"]
+    text = out.read_text()
+    for section in ("## Arms", "## Comparisons: deepest depth", "## Comparisons: filled score",
+                    "## Tail: core-hours", "### base", "### wide", "Model check", "## Plots",
+                    "Wilson", "Mann-Whitney"):
+        assert section in text
+    assert "| base | wide |" in text
+    for png in written[1:]:
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp left
