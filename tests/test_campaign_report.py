@@ -228,3 +228,57 @@ def test_report_written_with_its_sections(tmp_path):
     for png in written[1:]:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp left
+
+
+def test_restart_arrays_pair_each_best_board_with_its_filled_one():
+    """One value per (seed, restart) of each arm: the deepest board's depth, nodes and
+    seconds, and its filled board's score (its own score when it was not filled)."""
+    from e2store.solver import restart_arrays
+    from e2store.solver.boards import make_boards
+
+    rows = [  # (seed, restart, source, depth, score, nodes, seconds)
+        (1, 0, "best", 30, 50, 100, 1.0), (1, 0, "filled", 36, 55, 100, 1.0),
+        (0, 1, "best", 31, 52, 200, 2.0),  # not filled
+        (0, 0, "best", 29, 49, 300, 3.0), (0, 0, "filled", 36, 51, 300, 3.0)]
+    stats = [{"seed": s, "restart": k, "source": src, "depth": d, "score": sc,
+              "joins": 60, "mismatches": 0, "holes": 0, "nodes": n, "seconds": t}
+             for s, k, src, d, sc, n, t in rows]
+    boards = make_boards(36, [np.full(36, -1)] * len(rows), stats)
+    arms = np.array(["a", "a", "a", "b", "b"], dtype=object)
+    got = restart_arrays(boards, arms)
+    want = {"a": {"depth": [31, 30], "filled": [52, 55], "nodes": [200, 100],
+                  "seconds": [2.0, 1.0]},
+            "b": {"depth": [29], "filled": [51], "nodes": [300], "seconds": [3.0]}}
+    assert {a: {k: v.tolist() for k, v in r.items()} for a, r in got.items()} == want
+    assert set(restart_arrays(boards)) == {"default"}
+
+
+def test_summary_of_a_boards_dataset_is_its_campaign_report(tmp_path):
+    """`e2store summary --boards DIR` prints the report of the dataset's arms; -o writes it
+    with its plots; a store is not summarised with it."""
+    from click.testing import CliRunner
+    from naive_best import unsolvable_pieces
+
+    from e2store.cli import main
+    from e2store.instance.model import Instance
+    from e2store.reports import campaign_markdown
+    from e2store.solver import campaign_rows
+    from e2store.solver.best import solve_best
+
+    inst = Instance("u", 6, 6, unsolvable_pieces(6, 6, 3))
+    out = tmp_path / "camp"
+    for arm, breaks in (("one", "blackwood"), ("two", "none")):
+        solve_best(inst, f"{out}/", arm=arm, breaks=breaks, restarts=4, restart_nodes=2000,
+                   kernel="generic")
+    rows = campaign_rows(out, inst)
+    assert set(rows) == {"one", "two"} and all(len(r["depth"]) == 4 for r in rows.values())
+    r = CliRunner().invoke(main, ["summary", "--boards", str(out)])
+    assert r.exit_code == 0, r.output
+    assert r.output == campaign_markdown(rows)
+    assert "| one | two |" in r.output
+    r = CliRunner().invoke(main, ["summary", "--boards", str(out), "-o",
+                                  str(tmp_path / "r.md")])
+    assert r.exit_code == 0, r.output
+    assert {p.name for p in tmp_path.iterdir()} >= {"r.md", "r-depth.png", "r-filled.png"}
+    r = CliRunner().invoke(main, ["summary", "--boards", str(out), "--store", str(tmp_path)])
+    assert r.exit_code == 2 and "--boards takes no --store" in r.output

@@ -350,6 +350,7 @@ def _staging_parquet(staging: Path) -> bool:
         return False
 
 
+@pytest.mark.slow  # 77 s: the store-level kill and rerun is tests/test_store.py's, by default
 def test_killed_run_resumes_to_the_same_store(tiny_run, tmp_path):
     """SIGKILL of the whole Snakemake process group while an enumerate job writes, then
     `--rerun-incomplete`: never a partial Parquet file in view, and the same results as the

@@ -29,21 +29,34 @@ def _selection_options(f):
     "e2store summary --store store/ --instance demo7.e2s --hamming 2 -o summary.md "
     "-o summary.json",
     "e2store summary --store store/ --json",
+    "e2store summary --boards best/ -o report.md",
 ])
-@store_option
+@store_option(required=False, help="Corolle store directory (or --boards).")
+@click.option("--boards", type=click.Path(exists=True, path_type=Path), default=None,
+              metavar="FILE|DIR", help="Summarise a best-score run instead: a boards file or "
+              "dataset (`solve --best -o`), per arm its restarts, rate, depths and filled "
+              "scores with confidence intervals, the arms compared, the tail's core-hours "
+              "(docs/campaigns.md); -o FILE.md writes its plots beside it.")
 @output_option("Write the summary to this file (atomically): JSON if FILE ends in .json, "
                "else Markdown; repeatable.", multiple=True)
 @json_option("Print the summary as JSON on stdout.")
 @_selection_options
-def summary(store: Path, output: tuple[Path, ...], as_json: bool, instances: tuple[str, ...],
-            hammings: tuple[int, ...]) -> None:
-    """Summarise a store per instance and hamming: zones, corolles, bytes, nodes, time.
+def summary(store: Path | None, output: tuple[Path, ...], as_json: bool,
+            instances: tuple[str, ...], hammings: tuple[int, ...],
+            boards: Path | None = None) -> None:
+    """Summarise a store per instance and hamming: zones, corolles, bytes, nodes, time;
+    or, with --boards, a best-score run or campaign, arm by arm.
 
     Prints the Markdown report unless -o or --json is given.  Every chosen instance and
     hamming must be in the store.
     """
     from e2store.reports.summary import format_markdown, summarize, write_summary
 
+    if boards is not None:
+        _boards_summary(boards, store, output, as_json, bool(instances or hammings))
+        return
+    if store is None:
+        raise click.UsageError("give --store DIR (or --boards FILE|DIR)")
     result = summarize(store, instance_ids(instances), list(hammings) or None)
     for path in output:
         write_summary(path, result)
@@ -53,6 +66,25 @@ def summary(store: Path, output: tuple[Path, ...], as_json: bool, instances: tup
         click.echo(json.dumps(result))
     elif not output:
         click.echo(format_markdown(result), nl=False)
+
+
+def _boards_summary(boards: Path, store: Path | None, output: tuple[Path, ...],
+                    as_json: bool, selected: bool) -> None:
+    """`summary --boards`: the campaign report of a boards file or dataset."""
+    from e2store.reports.campaign import campaign_markdown, campaign_report
+    from e2store.solver.board_sources import campaign_rows
+
+    if store is not None or as_json or selected:
+        raise click.UsageError("--boards takes no --store, --json, --instance or --hamming "
+                               "(a boards file names its instance)")
+    if any(p.suffix.lower() == ".json" for p in output):
+        raise click.UsageError("--boards writes Markdown: -o FILE.md")
+    rows = campaign_rows(boards)
+    for path in output:
+        for written in campaign_report(rows, path):
+            click.echo(f"wrote {shown_path(written)}")
+    if not output:
+        click.echo(campaign_markdown(rows), nl=False)
 
 
 @command("verify", examples=[

@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.reports.campaign import TailTarget as TailTarget
     from e2store.reports.campaign import arm_stats as arm_stats
     from e2store.reports.campaign import bootstrap as bootstrap
+    from e2store.reports.campaign import campaign_markdown as campaign_markdown
     from e2store.reports.campaign import campaign_report as campaign_report
     from e2store.reports.campaign import compare_arms as compare_arms
     from e2store.reports.campaign import fit_tail as fit_tail
@@ -50,5 +51,5 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "render": ("svg_pieces", "svg_board", "svg_zone_map", "svg_corolle", "write_picture",),
     "campaign": ("Estimate", "ArmStats", "Comparison", "TailModel", "TailTarget", "Tail",
                  "wilson", "bootstrap", "arm_stats", "compare_arms", "restarts_needed",
-                 "fit_tail", "tail_hours", "campaign_report",),
+                 "fit_tail", "tail_hours", "campaign_report", "campaign_markdown",),
 })

@@ -356,6 +356,28 @@ def campaign_report(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray
     path = Path(path)
     arms = {name: {k: np.asarray(r[k]) for k in ("depth", "filled", "nodes", "seconds")}
             for name, r in rows.items()}
+    text = campaign_markdown(arms, depths=depths, targets=targets, resamples=resamples,
+                             seed=seed)
+    written = []
+    if plots:
+        for value, label in (("depth", "deepest depth"), ("filled", "filled score")):
+            png = path.with_name(f"{path.stem}-{value}.png")
+            _histogram(png, {a: r[value] for a, r in arms.items()}, label)
+            written.append(png)
+        text += "\n".join(["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in written]
+                          + [""])
+    atomic_write_text(path, text)
+    return [path] + written
+
+
+def campaign_markdown(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]], *,
+                      depths: Sequence[int] = (248, 249, 250),
+                      targets: Sequence[int] = (466, 467, 468), resamples: int = 2000,
+                      seed: int = 0) -> str:
+    """The Markdown of `campaign_report` without its plots (what `e2store summary
+    --boards` prints)."""
+    arms = {name: {k: np.asarray(r[k]) for k in ("depth", "filled", "nodes", "seconds")}
+            for name, r in rows.items()}
     lines = ["# Campaign report", "",
              "Intervals are 95%: percentile bootstrap for means and medians "
              f"({resamples} resamples, seed {seed}), Wilson score intervals for fractions. "
@@ -412,12 +434,4 @@ def campaign_report(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray
                       "| score | seen | predicted |", "|---|---|---|"]
             lines += [f"| >= {s} | {o} | {e:.1f} |" for s, o, e in t.check]
         lines.append("")
-    written = []
-    if plots:
-        for value, label in (("depth", "deepest depth"), ("filled", "filled score")):
-            png = path.with_name(f"{path.stem}-{value}.png")
-            _histogram(png, {a: r[value] for a, r in arms.items()}, label)
-            written.append(png)
-        lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in written] + [""]
-    atomic_write_text(path, "\n".join(lines))
-    return [path] + written
+    return "\n".join(lines) + "\n"

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from e2store.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the real names for type checkers; at run time each is imported on first use
+    from e2store.solver.board_sources import campaign_rows as campaign_rows
+    from e2store.solver.board_sources import restart_arrays as restart_arrays
     from e2store.solver.boards import Boards as Boards
     from e2store.solver.boards import append_boards as append_boards
     from e2store.solver.boards import board_cells as board_cells
@@ -79,6 +81,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
                  "merge_reports",),
     "estimate": ("Estimate", "estimate",),
     "session": ("solve_search", "search_method", "METHODS", "DEFAULT_METHOD"),
+    "board_sources": ("campaign_rows", "restart_arrays"),
     "boards": ("Boards", "read_boards", "write_boards", "append_boards", "score",
                "read_any_board", "board_cells"),
     "boards_dataset": ("DatasetBoards", "read_boards_dataset", "write_part", "dataset_parts",

@@ -1,7 +1,8 @@
-"""Boards as a command is given them (`score`, `render board`): every kind
-`e2store.solver.boards.read_any_board` reads (a board URL, a boards or solutions file, a
-file of `x y piece r` lines) and a boards dataset's directory
-(`e2store.solver.boards_dataset`)."""
+"""Boards as a command is given them (`score`, `render board`, `summary --boards`): every
+kind `e2store.solver.boards.read_any_board` reads (a board URL, a boards or solutions
+file, a file of `x y piece r` lines) and a boards dataset's directory
+(`e2store.solver.boards_dataset`); and a run's restarts per arm, as a campaign report
+takes them (`restart_arrays`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 from e2store.errors import RenderError
 from e2store.instance.model import Instance
 from e2store.instance.parsing import shown_path as _n
-from e2store.solver.boards import board_cells
+from e2store.solver.boards import Boards, board_cells
 from e2store.solver.boards_dataset import read_boards_dataset
 
 
@@ -55,3 +56,46 @@ def chosen_any_board(instance: Instance, source: str | Path, best: bool = False,
     return (b.cells[i].astype(np.int64), f"row {i} (the best of {k}), ",
             f"drew row {i} of {k}, the best: {r['source']}, score {r['score']} / "
             f"{r['joins']}, depth {r['depth']}, {r['holes']} holes ({where})")
+
+
+def restart_arrays(boards: Boards, arms: np.ndarray | None = None,
+                   ) -> dict[str, dict[str, np.ndarray]]:
+    """Per arm, one value per restart ((seed, restart) pairs, in order) of what a campaign
+    report compares: `depth` (the restart's deepest board), `filled` (the score of that
+    board with its holes filled; its own score when it was not filled), `nodes` and
+    `seconds`; a boards file is one arm, "default".  The rows of a boards file or
+    dataset as `e2store.reports.campaign_report` takes them."""
+    st = boards.stats
+    arm = (np.full(len(st["seed"]), "default", dtype=object) if arms is None
+           else np.asarray(arms, dtype=object))
+    out: dict[str, dict[str, np.ndarray]] = {}
+    source = np.asarray(st["source"], dtype=object)
+    for name in sorted(set(arm.tolist())):
+        mine = arm == name
+        best = np.flatnonzero(mine & (source == "best"))
+        filled = np.flatnonzero(mine & (source == "filled"))
+        key = np.asarray(st["seed"], np.int64) * (1 << 32) + np.asarray(st["restart"], np.int64)
+        order = best[np.argsort(key[best], kind="stable")]
+        fill_of = dict(zip(key[filled].tolist(), np.asarray(st["score"])[filled].tolist(),
+                           strict=True))
+        score = np.asarray(st["score"])
+        out[str(name)] = {
+            "depth": np.asarray(st["depth"])[order].astype(np.int64),
+            "filled": np.array([fill_of.get(k, s) for k, s in
+                                zip(key[order].tolist(), score[order].tolist(), strict=True)],
+                               dtype=np.int64),
+            "nodes": np.asarray(st["nodes"])[order].astype(np.int64),
+            "seconds": np.asarray(st["seconds"])[order].astype(np.float64)}
+    return out
+
+
+def campaign_rows(source: str | Path, instance: Instance | None = None,
+                  ) -> dict[str, dict[str, np.ndarray]]:
+    """The restarts of a boards file or dataset per arm (`restart_arrays`), every row
+    checked as it is read (recounted too, given the instance)."""
+    from e2store.solver.boards import read_boards
+
+    if is_boards_dataset(source):
+        d = read_boards_dataset(source, instance)
+        return restart_arrays(d.boards, d.arms)
+    return restart_arrays(read_boards(source, instance))
