@@ -24,7 +24,6 @@ reaching them by a computed name (`query_table('coro' || 'lles')`) cannot skip t
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import EllipsisType
@@ -39,11 +38,10 @@ from e2store.instance.model import Instance
 from e2store.query.database import DATA_VIEWS, ZONE_STATS_SQL
 from e2store.query.limits import (
     DEFAULT_MEMORY_LIMIT,
-    QUERY_ERRORS,
     QueryLimitError,
+    QueryRunner,
     RunningQuery,
     limit_error,
-    limited_batches,
 )
 from e2store.store.layout import (
     INSTANCES_VIEW_SCHEMA,
@@ -87,8 +85,6 @@ class CorolleStore:
         self.manifest = read_manifest(self.root) if _manifest is None else _manifest
         self.memory_limit, self.seconds = memory_limit, seconds
         self._instances: dict[str, Instance] = {}
-        self._lock = threading.Lock()
-        self._query: RunningQuery | None = None  # the running query (`interrupt`)
         self._registered: set[str] = set()  # data forms this connection's views can read
         if _parent is None:
             self.con = duckdb.connect(database)
@@ -104,6 +100,7 @@ class CorolleStore:
             self._datasets, self._tables = _parent._datasets, _parent._tables
             for name, table in self._tables.items():
                 self.con.register(name, table)
+        self._runner = QueryRunner(self.con)  # one query at a time, under its limits
 
     def cursor(self) -> CorolleStore:
         """Another handle on the same store, manifest and DuckDB database (its views,
@@ -145,41 +142,13 @@ class CorolleStore:
     def interrupt(self) -> None:
         """Stop the running query (from another thread, or a signal handler): it raises
         QueryLimitError (kind "interrupt").  Between queries it does nothing."""
-        query = self._query
-        if query is not None:
-            query.stop("interrupt")
+        self._runner.interrupt()
 
     def _run(self, query: str, params: list | None, stream: bool, batch_rows: int,
              seconds: float | None) -> pa.Table | pa.RecordBatchReader:
         """`sql` once, under the time limit; errors as StoreError / QueryLimitError."""
-        query_run = RunningQuery(self.con.interrupt, seconds)
-        run: RunningQuery | None = query_run  # None once a stream's reader owns it
-        with self._lock:
-            if self._query is not None:  # a stream left unread: its timer ends here
-                self._query.end()
-            self._query = query_run
-        query_run.start()
-        try:
-            rel = self.con.sql(query, params=params or None)
-            if rel is None:  # a statement without a result (CREATE, SET, ...)
-                empty = pa.table({})
-                return pa.RecordBatchReader.from_batches(empty.schema, []) if stream else empty
-            if stream:  # DuckDB 2 names it to_arrow_reader, 1.x fetch_record_batch
-                read = getattr(rel, "to_arrow_reader", None) or rel.fetch_record_batch
-                reader = read(batch_rows)
-                out = pa.RecordBatchReader.from_batches(reader.schema, limited_batches(
-                    reader, query_run, lambda exc: self._failure(exc, query_run)))
-                run = None  # the stream's end ends it
-                return out
-            table = rel.to_arrow_table()
-            if query_run.stopped is not None:  # done after the timer fired: one value took long
-                raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
-            return table
-        except QUERY_ERRORS as exc:
-            raise self._failure(exc, run) from None
-        finally:
-            if run is not None:
-                run.end()
+        return self._runner.run(query, params, stream=stream, batch_rows=batch_rows,
+                                seconds=seconds, failure=self._failure)
 
     def _failure(self, exc: BaseException, run: RunningQuery | None) -> BaseException:
         """The error a failed query raises: QueryLimitError for a limit, _Unchecked for a

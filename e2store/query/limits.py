@@ -145,3 +145,55 @@ def limited_batches(reader: pa.RecordBatchReader, run: RunningQuery,
             yield batch
     finally:
         run.end()
+
+
+class QueryRunner:
+    """Queries of one DuckDB connection, one at a time, each under its limits: its timer,
+    `interrupt()`, and a stream ended with its last batch (a store's handle and an
+    in-memory tables handle run every query through one)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        self.con = con
+        self.lock = threading.Lock()
+        self.query: RunningQuery | None = None  # the running one (`interrupt`)
+
+    def interrupt(self) -> None:
+        """Stop the running query: it raises what `failure` makes of the interrupt."""
+        query = self.query
+        if query is not None:
+            query.stop("interrupt")
+
+    def run(self, query: str, params: list | None, *, stream: bool, batch_rows: int,
+            seconds: float | None,
+            failure: Callable[[BaseException, RunningQuery | None], BaseException],
+            ) -> pa.Table | pa.RecordBatchReader:
+        """Run `query` under `seconds`: an Arrow table, or with `stream` a reader of about
+        `batch_rows` rows a batch; a failure is raised as `failure(error, run)`."""
+        query_run = RunningQuery(self.con.interrupt, seconds)
+        run: RunningQuery | None = query_run  # None once a stream's reader owns it
+        with self.lock:
+            if self.query is not None:  # a stream left unread: its timer ends here
+                self.query.end()
+            self.query = query_run
+        query_run.start()
+        try:
+            rel = self.con.sql(query, params=params or None)
+            if rel is None:  # a statement without a result (CREATE, SET, ...)
+                empty = pa.table({})
+                return pa.RecordBatchReader.from_batches(empty.schema, []) if stream else empty
+            if stream:  # DuckDB 2 names it to_arrow_reader, 1.x fetch_record_batch
+                read = getattr(rel, "to_arrow_reader", None) or rel.fetch_record_batch
+                reader = read(batch_rows)
+                out = pa.RecordBatchReader.from_batches(reader.schema, limited_batches(
+                    reader, query_run, lambda exc: failure(exc, query_run)))
+                run = None  # the stream's end ends it
+                return out
+            table = rel.to_arrow_table()
+            if query_run.stopped is not None:  # done after the timer fired: one value took long
+                raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
+            return table
+        except QUERY_ERRORS as exc:
+            raise failure(exc, run) from None
+        finally:
+            if run is not None:
+                run.end()

@@ -70,15 +70,14 @@ def restart_arrays(boards: Boards, arms: np.ndarray | None = None,
            else np.asarray(arms, dtype=object))
     out: dict[str, dict[str, np.ndarray]] = {}
     source = np.asarray(st["source"], dtype=object)
+    key = np.asarray(st["seed"], np.int64) * (1 << 32) + np.asarray(st["restart"], np.int64)
+    score = np.asarray(st["score"])
     for name in sorted(set(arm.tolist())):
         mine = arm == name
         best = np.flatnonzero(mine & (source == "best"))
         filled = np.flatnonzero(mine & (source == "filled"))
-        key = np.asarray(st["seed"], np.int64) * (1 << 32) + np.asarray(st["restart"], np.int64)
         order = best[np.argsort(key[best], kind="stable")]
-        fill_of = dict(zip(key[filled].tolist(), np.asarray(st["score"])[filled].tolist(),
-                           strict=True))
-        score = np.asarray(st["score"])
+        fill_of = dict(zip(key[filled].tolist(), score[filled].tolist(), strict=True))
         out[str(name)] = {
             "depth": np.asarray(st["depth"])[order].astype(np.int64),
             "filled": np.array([fill_of.get(k, s) for k, s in
