@@ -65,6 +65,9 @@ def best_options(f):
                      "each list part: random, or `store`: the pieces that tile worst first "
                      "(hamming-1 corolles per piece, from --store), random among alike."),
         click.option("--no-fill", is_flag=True, help="With --best: do not fill the holes."),
+        click.option("--arm", default=None, metavar="NAME", help="With --best -o DIR: the "
+                     "arm of the boards dataset the run writes (arm=NAME/; default "
+                     "`default`): a campaign's arms are its runs of other options."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -101,7 +104,9 @@ def best_text(inst, d: dict) -> str:
              f"breaks     {','.join(map(str, d['breaks'])) or 'none'}; colour quota "
              f"{','.join(map(str, d['quota'])) or 'none'}; order {d['order']}",
              f"restarts   {d['restarts']:,} of {d['restart_nodes']:,} nodes (seed {d['seed']}, "
-             f"{d['workers']} workers), ended: {d['ended']}",
+             f"{d['workers']} workers" + (f", shard {d['shard'][0]}/{d['shard'][1]}"
+                                          if d.get("shard") else "")
+             + f"), ended: {d['ended']}",
              f"nodes      {d['nodes']:,} in {d['seconds']:.1f} s "
              f"({d['nodes_per_second'] / 1e6:,.1f} M nodes/s)"]
     if b is not None:

@@ -111,7 +111,8 @@ from e2store.instance.parsing import shown_path
               help="Processes to spread the search over: the openings of --openings, else "
               "subtrees of the top of the search (a complete search: --all, same report).")
 @click.option("--shard", default=None, type=SHARD,
-              help="With --openings: solve only openings i with i % S == K.")
+              help="With --openings: solve only openings i with i % S == K; with --best: "
+              "run only restarts k with k % S == K (the shards of a run, at once).")
 @click.option("--estimate", "estimate_samples", type=COUNT, default=None,
               metavar="M", help="Do not search: estimate the nodes, solutions and time of "
               "this search from M random prefixes searched to the end (exact when M covers "
@@ -162,11 +163,11 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
         raise SolverError("--seconds is the time limit of --engine sat (the backtracker "
                           "stops at --max-nodes or Ctrl-C)")
     best_keys = ("breaks", "rng_seed", "restart_nodes", "restarts", "minutes", "clues",
-                 "quota", "order", "no_fill")
+                 "quota", "order", "no_fill", "arm")
     opts = {k: finals.pop(k) for k in best_keys}
     if best:
         _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_nodes,
-                    as_json, workers, opts, finals, kernel)
+                    as_json, workers, opts, finals, kernel, shard)
         return
     if output is not None and (output.endswith(("/", os.sep)) or Path(output).is_dir()):
         raise click.UsageError(f"-o {output}: a directory is a boards dataset of --best "
@@ -213,7 +214,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
         raise SolverError("--openings takes neither --fixed, --no-symmetry-break nor "
                           "--max-nodes (the openings file sets seeds and symmetry)")
     if openings_file is None and shard is not None:
-        raise SolverError("--shard needs --openings FILE")
+        raise SolverError("--shard needs --openings FILE (or --best: shards of restarts)")
     inst = load_instance(instance, fmt, sides, size)
     seed = None if openings_file is not None else fixed_cells(inst, seed_file)
     symmetry_break = not no_break and seed is None
@@ -299,7 +300,7 @@ def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
 
 
 def _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_nodes, as_json,
-                workers, opts, finals, kernel) -> None:
+                workers, opts, finals, kernel, shard=None) -> None:
     """`solve --best`: refuse the exact search's options, then one call of
     `e2store.solver.best.solve_best`, its report printed; exit 130 when stopped by Ctrl-C."""
     from e2store.solver import fixed_cells
@@ -307,7 +308,7 @@ def _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_no
 
     exact = {"first": "--first/--all", "no_break": "--no-symmetry-break",
              "distinct": "--distinct", "keep": "--keep",
-             "openings_file": "--openings", "shard": "--shard",
+             "openings_file": "--openings",
              "estimate_samples": "--estimate", "method": "--method", "budget": "--memory-budget",
              "finals_regions": "--finals-regions", "finals_hamming": "--finals-hamming"}
     given = [flag for k, flag in exact.items()
@@ -325,7 +326,7 @@ def _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_no
                         restart_nodes=opts["restart_nodes"], restarts=opts["restarts"],
                         seconds=None if minutes is None else 60 * minutes,
                         max_nodes=max_nodes, workers=workers, fill=not opts["no_fill"],
-                        kernel=kernel, live=not as_json)
+                        kernel=kernel, live=not as_json, arm=opts["arm"], shard=shard)
     click.echo(json.dumps(report) if as_json else best_text(inst, report))
     if report["ended"] == "interrupted":
         sys.exit(130)

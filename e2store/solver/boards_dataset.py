@@ -10,7 +10,10 @@ restart's rows: its best board and, with fill, its filled board.  A part is made
 `arm=<arm>/.temp/` under a name not ending in `.parquet`, then renamed into place (a
 reader never sees half a part; the next write removes what a killed one left), and never
 rewritten.  A run holds `arm=<arm>/.seed=<seed>.lock` (`exclusive_writer`): one writer per
-(arm, seed); runs of other seeds or arms write beside it.  The restarts a dataset holds are
+(arm, seed); runs of other seeds or arms write beside it.  A shard K/N of a run (restarts k
+with k % N == K) holds `.seed=<seed>.shard=<K>of<N>.lock` instead: the shards of one N run
+at once (their restarts are disjoint; shards of another N, or an unsharded run, beside them
+are the caller's to avoid).  The restarts a dataset holds are
 read from its part names alone.
 
 **Reading** (`read_boards_dataset`): every part at once with DuckDB, each checked as
@@ -206,12 +209,14 @@ class BoardsSink:
 
 @contextlib.contextmanager
 def boards_sink(output: str | Path, instance: Instance, seed: int,
-                arm: str | None = None) -> Iterator[BoardsSink]:
+                arm: str | None = None,
+                shard: tuple[int, int] | None = None) -> Iterator[BoardsSink]:
     """Hold where a run of `seed` writes its boards for the whole run: a dataset when
     `is_dataset_target(output)` (its arm `arm`, default `DEFAULT_ARM`; the lock of (arm,
     seed), killed writers' temp files removed, `done` from the part names; a part of
     another instance refused, read from one part's metadata) else a boards file (its lock;
-    `done` from its rows, the file checked).  A second writer gets BusyError."""
+    `done` from its rows, the file checked).  A second writer gets BusyError.  `shard` (K,
+    N): the lock of (arm, seed, shard) in a dataset, `done` this shard's restarts alone."""
     from e2store.files import exclusive_writer, table_schema
 
     out = Path(output)
@@ -224,16 +229,20 @@ def boards_sink(output: str | Path, instance: Instance, seed: int,
             if out.exists():  # a rerun adds to the file: its restarts not yet done are run
                 old = read_boards(out, instance)  # checked: a damaged file is refused
                 sink.done = {int(k) for k, s in zip(old.stats["restart"], old.stats["seed"],
-                                                    strict=True) if int(s) == seed}
+                                                    strict=True)
+                             if int(s) == seed and _in_shard(int(k), shard)}
             yield sink
         return
     arm = check_arm(DEFAULT_ARM if arm is None else arm)
     arm_dir = out / f"arm={arm}"
-    with exclusive_writer(arm_dir / f"seed={seed}", "seed of a boards dataset"):
+    lock = f"seed={seed}" + ("" if shard is None else f".shard={shard[0]}of{shard[1]}")
+    with exclusive_writer(arm_dir / lock, "seed of a boards dataset" if shard is None else
+                          "shard of a seed of a boards dataset"):
         remove_killed_temps(arm_dir)
         sink = BoardsSink(out, instance, seed, arm)
         parts = dataset_parts(out)  # every arm's names, to check each is a part's
-        sink.done = {p.restart for p in parts if (p.arm, p.seed) == (arm, seed)}
+        sink.done = {p.restart for p in parts
+                     if (p.arm, p.seed) == (arm, seed) and _in_shard(p.restart, shard)}
         if parts:  # one part's metadata (not its rows): the dataset's instance
             try:
                 meta = table_schema(parts[0].path).metadata or {}
@@ -246,6 +255,10 @@ def boards_sink(output: str | Path, instance: Instance, seed: int,
                                   f", not of {instance.id} ({instance.name}): write them to "
                                   f"another directory")
         yield sink
+
+
+def _in_shard(restart: int, shard: tuple[int, int] | None) -> bool:
+    return shard is None or restart % shard[1] == shard[0]
 
 
 # reading ---------------------------------------------------------------------------------

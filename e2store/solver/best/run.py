@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from e2store.errors import ChildFailedError
+from e2store.errors import ChildFailedError, SolverError
 from e2store.instance.model import Instance
 from e2store.processes import die_with_parent
 from e2store.solver.boards import Boards, make_boards
@@ -128,6 +128,7 @@ def run_best(instance: Instance, *, scan: str | Path | np.ndarray = DEFAULT_SCAN
              workers: int = 1, seconds: float | None = None, max_nodes: int | None = None,
              restarts: int | None = None, first_restart: int = 0,
              done: frozenset[int] | set[int] = frozenset(),
+             shard: tuple[int, int] | None = None,
              on_result: Callable[[RestartResult, BestRun], None] | None = None,
              tick: Callable[[int], None] | None = None, kernel: str = "auto",
              heartbeat: Callable[[], None] | None = None,
@@ -135,13 +136,15 @@ def run_best(instance: Instance, *, scan: str | Path | np.ndarray = DEFAULT_SCAN
     """`e2store solve --best` without its boards file: the options (`best_plan`, defaults
     the command's) and limits are the command's.  Runs restarts first_restart,
     first_restart+1, ... (skipping those in `done`: a resumed run's finished restarts, so
-    none is run twice) until `max_nodes` nodes in all, `seconds` of wall time, `restarts`
-    restarts, a perfect board, or Ctrl-C (then the results so far, `ended`
-    "interrupted").  `on_result` sees each restart's result as it ends (a caller saves
-    boards there); `tick(nodes)` counts progress (one process only); `heartbeat()` is
-    called about 5 times a second while workers run (a live display); `kernel` as for
-    `BestSearch` (the parent compiles a generated one before the workers start, so they
-    load it from numba's cache); `plan`: one built already (the options then unused)."""
+    none is run twice), or with `shard` (K, N) only those k with k % N == K (the shards of
+    one N split a run's restarts: each restart still drawn from (seed, k)), until
+    `max_nodes` nodes in all, `seconds` of wall time, `restarts` restarts, a perfect board,
+    or Ctrl-C (then the results so far, `ended` "interrupted").  `on_result` sees each
+    restart's result as it ends (a caller saves boards there); `tick(nodes)` counts progress
+    (one process only); `heartbeat()` is called about 5 times a second while workers run (a
+    live display); `kernel` as for `BestSearch` (the parent compiles a generated one before
+    the workers start, so they load it from numba's cache); `plan`: one built already (the
+    options then unused)."""
     if plan is None:
         plan = best_plan(instance, scan, fixed, breaks, quota, piece_rank, clues=clues,
                          order=order, store=store)
@@ -150,15 +153,23 @@ def run_best(instance: Instance, *, scan: str | Path | np.ndarray = DEFAULT_SCAN
         instance.colour_id(c) for c in plan.quota), seed, restart_nodes, workers)
     t0 = time.perf_counter()
     deadline = None if seconds is None else time.time() + seconds
-    next_k = first_restart
-    while next_k in done:
-        next_k += 1
+    skip = set(done)
+    k_of, n_of = (0, 1) if shard is None else shard
+    if not 0 <= k_of < n_of:
+        raise SolverError(f"shard {k_of}/{n_of}: expected K/N with 0 <= K < N")
+
+    def first_from(k: int) -> int:
+        """The first restart >= k of this shard not done."""
+        k += (k_of - k) % n_of
+        while k in skip:
+            k += n_of
+        return k
+
+    next_k = first_from(first_restart)
 
     def advance() -> None:
         nonlocal next_k
-        next_k += 1
-        while next_k in done:
-            next_k += 1
+        next_k = first_from(next_k + 1)
     planned = 0
 
     def budget_left() -> int | None:

@@ -42,7 +42,8 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
                restart_nodes: int = DEFAULT_RESTART_NODES, restarts: int | None = None,
                seconds: float | None = None, max_nodes: int | None = None, workers: int = 1,
                fill: bool = True, kernel: str = "auto", live: bool = False,
-               arm: str | None = None) -> dict[str, Any]:
+               arm: str | None = None,
+               shard: tuple[int, int] | None = None) -> dict[str, Any]:
     """Run a best-score search as `e2store solve --best` does (the options and defaults
     are `best_plan`'s and `run_best`'s) and return its report (`best_report`): every
     restart's best board (and, with `fill`, that board with its holes filled) saved as the
@@ -52,14 +53,15 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
     the dataset's (arm, seed), is held for the whole run (a second writer gets
     `BusyError`); the restarts of `seed` it holds are not run again (a damaged file is
     refused, never rewritten).  `live`: draw the progress line on stderr (the status file
-    of `--status` is fed either way).  A run stopped by Ctrl-C returns what it found, its
-    report's `ended` "interrupted"."""
+    of `--status` is fed either way).  `shard` (K, N): only restarts k with k % N == K
+    (`run_best`), the dataset's lock that of (arm, seed, shard).  A run stopped by Ctrl-C
+    returns what it found, its report's `ended` "interrupted"."""
     from e2store.solver.boards import make_boards
     from e2store.solver.boards_dataset import boards_sink
 
     plan = best_plan(instance, scan, fixed, breaks, quota, clues=clues, order=order,
                      store=store)
-    with boards_sink(output, instance, seed, arm) as sink:  # a second run on it is refused
+    with boards_sink(output, instance, seed, arm, shard) as sink:  # a second run on it is refused
         n = instance.width * instance.height
         show = BestProgress(workers, seconds, max_nodes, live=live)
         filled: list[tuple[int, np.ndarray, RestartResult]] = []
@@ -80,7 +82,7 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
         try:
             run = run_best(instance, scan=scan, seed=seed, restart_nodes=restart_nodes,
                            workers=workers, seconds=seconds, max_nodes=max_nodes,
-                           restarts=restarts, done=sink.done, on_result=on_result,
+                           restarts=restarts, done=sink.done, shard=shard, on_result=on_result,
                            tick=show.tick if workers == 1 else None, kernel=kernel,
                            heartbeat=show.refresh, plan=plan)
         finally:
@@ -88,6 +90,8 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
     report = best_report(instance, run, plan, filled[0] if filled else None, sink.path)
     if sink.arm is not None:
         report.update(boards_dataset=True, arm=sink.arm)
+    if shard is not None:
+        report["shard"] = list(shard)
     return report
 
 
