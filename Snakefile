@@ -10,6 +10,8 @@ instance statistics.
     snakemake --cores 2 --configfile my.yaml # with a `solve:` section: openings, shards, merge
     snakemake counts_tables --cores 2 --configfile config/counts.yaml --replace-workflow-config
                                              # exact count tables (a `counts:` section)
+    snakemake best --cores 2 --configfile config/best-e2.yaml --replace-workflow-config
+                                             # a best-score campaign (a `best:` section)
 
 Rules live in pipeline/rules/; the config schema in schemas/config.schema.yaml.
 """
@@ -35,6 +37,7 @@ include: "pipeline/rules/summary.smk"
 include: "pipeline/rules/tables.smk"
 include: "pipeline/rules/solve.smk"
 include: "pipeline/rules/counts.smk"
+include: "pipeline/rules/best.smk"
 
 
 localrules:

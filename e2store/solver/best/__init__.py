@@ -15,8 +15,10 @@ Its public API, the only names imported from outside this package:
 * the store's heuristics (`tileability`, `piece_order`, `quota_from_store`) and the
   parameters (`SCHEDULES`, `CLUES`, `DEFAULT_*`, `break_schedule`, `quota_curve`).
 
+* `check_arms`, `check_budget`, ... a campaign's config checked, its jobs' commands.
+
 Modules: `schedules` (parameters, light), `plan`, `search`, `run`, `session`, `fill`,
-`store`; private `_kernels` (the generic numba kernel) and `_gen` (the generated one).
+`store`, `campaign`; private `_kernels` (the generic numba kernel) and `_gen` (the generated one).
 """
 
 from typing import TYPE_CHECKING
@@ -36,9 +38,17 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
                 "FILL_SECONDS"),
     "fill": ("fill_holes", "Filled", "EXACT_HOLES"),
     "store": ("tileability", "piece_order", "quota_from_store"),
+    "campaign": ("ARM_OPTIONS", "check_arms", "check_budget", "check_unique_keys",
+                 "restarts_left", "shard_command"),
 })
 
 if TYPE_CHECKING:  # the real names for type checkers; at run time each is imported on first use
+    from e2store.solver.best.campaign import ARM_OPTIONS as ARM_OPTIONS
+    from e2store.solver.best.campaign import check_arms as check_arms
+    from e2store.solver.best.campaign import check_budget as check_budget
+    from e2store.solver.best.campaign import check_unique_keys as check_unique_keys
+    from e2store.solver.best.campaign import restarts_left as restarts_left
+    from e2store.solver.best.campaign import shard_command as shard_command
     from e2store.solver.best.fill import EXACT_HOLES as EXACT_HOLES
     from e2store.solver.best.fill import Filled as Filled
     from e2store.solver.best.fill import fill_holes as fill_holes

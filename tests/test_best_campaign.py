@@ -1,0 +1,134 @@
+"""A best-score campaign as a config (issue 48, pipeline/rules/best.smk): the `best` target
+on a tiny board, 2 arms x 2 shards with a restarts budget, holds each (arm, seed, restart)
+once, the boards `solve --best` finds by hand; a killed job's rerun completes its shard;
+bad configs are
+refused in one line before anything runs."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from naive_best import unsolvable_pieces
+from test_pipeline import _benchmark_file, _instance, _snakemake
+
+from e2store.errors import SolverError
+from e2store.instance.e2sfile import write_e2store
+from e2store.instance.formats import read_instance
+from e2store.instance.model import Instance
+from e2store.solver.best import check_arms, check_budget, check_unique_keys, solve_best
+from e2store.solver.boards_dataset import dataset_parts, read_boards_dataset
+
+FAST = {"kernel": "generic", "breaks": "20,24,28,30,32"}
+ARMS = {"a": dict(FAST), "b": {**FAST, "quota": "none", "no-fill": True}}
+BEST = {"instance": "u.e2s", "arms": ARMS, "seeds": [3], "shards": 2, "restarts": 2,
+        "restart_nodes": 5000}
+CFG = {"results": "res", "hamming": [1], "forms": ["flat"],
+       "instances": {"b4": "pieces_4x4.txt"}, "best": BEST}
+
+
+def _work(root: Path, best: dict | None = None, text: str | None = None) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    write_e2store(Instance("u", 6, 6, unsolvable_pieces(6, 6, 3)), root / "u.e2s")
+    _benchmark_file(root / "pieces_4x4.txt", _instance(w=4, h=4, seed=9, n_frame=2,
+                                                       n_inner=3))
+    cfg = {**CFG, "best": BEST if best is None else best}
+    (root / "cfg.yaml").write_text(text if text is not None else yaml.safe_dump(cfg))
+    return root
+
+
+def _rows(b, source="best") -> list[tuple]:
+    keep = [i for i in range(len(b)) if b.stats["source"][i] == source]
+    return sorted((int(b.stats["restart"][i]), tuple(b.cells[i].tolist()),
+                   int(b.stats["score"][i]), int(b.stats["depth"][i])) for i in keep)
+
+
+def test_the_campaign_runs_every_arm_seed_and_shard_once(tmp_path):
+    work = _work(tmp_path / "w")
+    proc = _snakemake(work, None, "best", "--configfile", str(work / "cfg.yaml"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    boards = work / "res" / "best" / "boards"
+    parts = [(p.arm, p.seed, p.restart) for p in dataset_parts(boards)]
+    assert parts == [(a, 3, k) for a in ("a", "b") for k in range(4)]
+    assert (work / "res" / "best" / "report.md").stat().st_size > 0
+    receipt = json.loads((work / "res" / "best" / "receipts" / "b" /
+                          "s3-shard-1-of-2.json").read_text())
+    assert receipt["restarts"] == 2 and receipt["shard"] == [1, 2]
+    assert "--shard 1/2 --arm b" in receipt["command"] and "--no-fill" in receipt["command"]
+    inst = read_instance(work / "u.e2s")
+    got = read_boards_dataset(boards, inst)
+    for arm, kw in (("a", {}), ("b", {"quota": "none", "fill": False})):
+        solve_best(inst, tmp_path / f"hand-{arm}", seed=3, restarts=4, restart_nodes=5000,
+                   **FAST, **kw)
+        hand = read_boards_dataset(tmp_path / f"hand-{arm}", inst).boards
+        idx = [i for i in range(len(got.boards)) if got.arms[i] == arm]
+        sub = type(hand)(got.boards.cells[idx], {k: v[idx] for k, v in
+                                                 got.boards.stats.items()})
+        assert _rows(sub) == _rows(hand) and len(sub) == len(hand)
+    # a job killed after a part of two (no receipt, no report): the rerun completes it
+    (work / "res" / "best" / "receipts" / "a" / "s3-shard-0-of-2.json").unlink()
+    (work / "res" / "best" / "report.md").unlink()
+    (boards / "arm=a" / "part-s3-r000000002.parquet").unlink()
+    proc = _snakemake(work, None, "best", "--configfile", str(work / "cfg.yaml"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [(p.arm, p.restart) for p in dataset_parts(boards, "a")] == [
+        ("a", k) for k in range(4)]
+    receipt = json.loads((work / "res" / "best" / "receipts" / "a" /
+                          "s3-shard-0-of-2.json").read_text())
+    assert receipt["restarts"] == 1 and (work / "res" / "best" / "report.md").exists()
+
+
+@pytest.mark.parametrize("best, says", [
+    ({**BEST, "arms": {"a": {"frist": 1}}}, "best.arms.a: option 'frist': unknown"),
+    ({**BEST, "arms": {"a": {"seed": 1}}}, "best.arms.a: option 'seed' is the campaign's"),
+    ({**BEST, "arms": {"a": {"order": "sideways"}}}, "best.arms.a: option 'order'"),
+    ({**BEST, "arms": {"a": {"no-fill": "yes"}}}, "a flag takes true or false"),
+    ({k: v for k, v in BEST.items() if k != "restarts"}, "give a budget per shard job"),
+    ({**BEST, "minutes": 1}, "(not both)"),
+])
+def test_bad_configs_are_refused_in_one_line(tmp_path, best, says):
+    work = _work(tmp_path / "w", best)
+    proc = _snakemake(work, None, "best", "-n", "--configfile", str(work / "cfg.yaml"))
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    lines = [line for line in out.splitlines() if "config: " in line]
+    assert len(lines) == 1 and says in lines[0], out[-2000:]
+    assert not (work / "res").exists()
+
+
+def test_two_arms_of_one_name_are_refused(tmp_path):
+    text = yaml.safe_dump({k: v for k, v in CFG.items() if k != "best"}) + (
+        "best:\n  instance: u.e2s\n  restarts: 1\n  arms:\n    a: {}\n    a: {quota: none}\n")
+    work = _work(tmp_path / "w", text=text)
+    proc = _snakemake(work, None, "best", "-n", "--configfile", str(work / "cfg.yaml"))
+    assert proc.returncode != 0 and "key 'a' given twice" in proc.stdout + proc.stderr
+    with pytest.raises(SolverError, match=r"line \d+: key 'a' given twice"):
+        check_unique_keys(work / "cfg.yaml")
+
+
+def test_the_helpers():
+    from e2store.cli.solve import solve_cmd
+
+    assert check_arms({"x": None, "y": {"quota": "none", "no-fill": False}}, solve_cmd) == {
+        "x": [], "y": ["--quota", "none"]}
+    assert check_budget({"minutes": 1.5}) == ("--minutes", "1.5")
+    with pytest.raises(SolverError, match="arm"):
+        check_arms({"../x": {}}, solve_cmd)
+
+
+def test_the_example_config_plans_every_job():
+    """config/best-e2.yaml passes the schema, and `snakemake best -n` plans 2 arms x 2 seeds x
+    2 shards and the report (from the repository: ../shared holds its piece file)."""
+    from test_pipeline import REPO, _validate
+
+    cfg = _validate(yaml.safe_load((REPO / "config" / "best-e2.yaml").read_text()))
+    assert cfg["best"]["instance"] == "../shared/instances/e2_gallicchio.puz"
+    if not (REPO.parent / "shared" / "instances" / "e2_gallicchio.puz").exists():
+        pytest.skip("../shared/instances/e2_gallicchio.puz not found")
+    proc = _snakemake(REPO, None, "best", "-n", "--configfile", "config/best-e2.yaml",
+                      "--replace-workflow-config")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert re.search(r"best_shard\s+8\b", proc.stdout + proc.stderr)
