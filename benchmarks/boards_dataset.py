@@ -3,6 +3,8 @@ the dataset grows, and what reading and querying 10^5 boards costs.
 
     python benchmarks/boards_dataset.py [--size 6] [--boards 100000] [--at 10 1000 100000]
         [--appends 20] [--dir DIR] [--json OUT]
+    python benchmarks/boards_dataset.py --compact [--size 16] [--parts 10000]
+        [--million 1000000] [--dir DIR] [--json OUT]
 
 A synthetic dataset of one instance (`generate_instance`, `--size` cells a side), a part
 per restart holding two boards (a best board and its filled one, random placements with a
@@ -22,6 +24,18 @@ few holes, their scores recounted): as `solve --best` writes them.
   score and per depth, the best score over time) over the checked rows (the view
   `boards` of `sql --boards`), and for comparison one of them over the parts read
   directly by DuckDB (`read_parquet`, unchecked: only the columns the query names).
+
+**--compact** (compaction, `compact_boards_dataset`), instead of the figures above:
+
+* `--parts` parts written directly, read and checked (with a recount) as parts, compacted
+  (every part checked with a recount, the compacted files written, read back, the parts
+  removed), then read and checked from the compacted files: the same rows.
+* `--million` boards (half a restart each, two arms) written directly as compacted files
+  (as a compaction writes them; each board's URL made up: the length and alphabet of a
+  real one, every one different), then in a fresh process each: `read_boards_dataset`
+  with the recount, and the campaign report's statistics
+  (`e2store.solver.campaign_rows`, then `e2store.reports.campaign.campaign_markdown`):
+  seconds and peak memory (RSS) of each.
 
 Prints one line per figure; `--json OUT` writes them.  About a minute and a half with the
 defaults on the 2-core development VM when it is idle (two and a half while a CI run
@@ -58,6 +72,9 @@ from e2store.solver.boards import (  # noqa: E402
     rows_digest,
 )
 from e2store.solver.boards_dataset import (  # noqa: E402
+    COMPACT_RESTARTS,
+    compact_boards_dataset,
+    compact_name,
     part_path,
     read_boards_dataset,
     write_part,
@@ -180,7 +197,17 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=None, help="where to build the dataset "
                     "(default: a temporary directory, removed at the end)")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--compact", action="store_true", help="the compaction figures instead "
+                    "(module docstring; use --size 16)")
+    ap.add_argument("--parts", type=int, default=10_000, help="--compact: parts compacted")
+    ap.add_argument("--million", type=int, default=1_000_000, help="--compact: boards of "
+                    "the big read, written as compacted files (0: none)")
     args = ap.parse_args()
+    if args.compact:
+        figures = compact_figures(args)
+        if args.json:
+            args.json.write_text(json.dumps(figures, indent=1))
+        return
     at = sorted(args.at)
     read_parts = args.boards // 2
     last = max(at[-1], read_parts) + args.appends
@@ -264,6 +291,167 @@ def read_figures(root: Path, syn: Synthetic, parts: int) -> dict:
     print(f"  {name:<22} by read_parquet over the parts, unchecked: {sec:.1f} s "
           f"({rows.num_rows} rows)")
     con.close()
+    return out
+
+
+# compaction ------------------------------------------------------------------------------
+
+def fake_urls(inst, cells: np.ndarray) -> np.ndarray:
+    """A URL a board, of the real length and alphabet (the real query's head, a letter per
+    side shown, three digits a piece): `board_url` takes 2 ms a 16x16 board."""
+    real = board_url(inst, np.maximum(cells[0], 0).astype(np.int64))
+    head = real[:real.index("board_edges=") + len("board_edges=")]
+    k = len(cells)
+    shown = inst.rotated_table()[np.where(cells >= 0, cells, 0)].reshape(k, -1)
+    letters = (shown + ord("a")).astype(np.uint8)
+    piece = np.where(cells >= 0, cells >> 2, 999).astype(np.int64)
+    digits = np.stack([piece // 100, piece // 10 % 10, piece % 10], axis=2).reshape(k, -1)
+    mid = np.frombuffer(b"&board_pieces=", np.uint8)
+    body = np.concatenate([letters, np.broadcast_to(mid, (k, len(mid))),
+                           (digits + ord("0")).astype(np.uint8)], axis=1)
+    return np.array([head + row.tobytes().decode() for row in body], dtype=object)
+
+
+def write_compacted(size: int, root: Path, arm: str, seed: int, first: int, count: int,
+                    holes: float) -> int:
+    """A compacted file of `count` restarts from `first` (two boards each, as a run with
+    fill writes them: random placements, `holes` of the best board's cells free, the
+    filled board none), written as a compaction writes it; returns its bytes."""
+    from e2store.files import write_table
+    from e2store.solver.boards import boards_table
+
+    inst = generate_instance(size, size, 4, 8, 0)
+    n, k = size * size, 2 * count
+    rng = np.random.default_rng([seed, first, ord(arm[0])])
+    cells = (np.argsort(rng.random((k, n)), axis=1) * 4 + rng.integers(0, 4, (k, n)))
+    free = rng.random((k, n)) < holes
+    free[1::2] = False
+    cells = np.where(free, -1, cells).astype(np.int16)
+    rc = {key: np.concatenate([recount(inst, cells[a:a + 4096])[key]
+                               for a in range(0, k, 4096)]) for key in ("matched",
+                                                                        "mismatched",
+                                                                        "holes")}
+    restart = first + np.repeat(np.arange(count), 2)
+    stats = {"depth": (n - rc["holes"]).astype(np.int32), "score": rc["matched"].astype(np.int32),
+             "joins": np.full(k, inner_joins(size, size), np.int32),
+             "mismatches": rc["mismatched"].astype(np.int32),
+             "holes": rc["holes"].astype(np.int32), "seed": np.full(k, seed, np.int64),
+             "restart": restart.astype(np.int64),
+             "nodes": rng.integers(5 * 10**8, 2 * 10**9, k).astype(np.int64),
+             "seconds": rng.uniform(15, 25, k), "source": np.array(["best", "filled"] * count,
+                                                                   dtype=object),
+             "found": 1.8e9 + 20.0 * restart, "url": fake_urls(inst, cells)}
+    path = root / f"arm={arm}" / compact_name(seed, first, first + count - 1, count)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_table(path, boards_table(inst, Boards(cells, stats)))
+    return path.stat().st_size
+
+
+def _write_files(size: int, root: Path, jobs: list[tuple]) -> int:
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(min(len(jobs), os.cpu_count() or 1),
+                             mp_context=mp.get_context("spawn")) as pool:
+        return sum(f.result() for f in [pool.submit(write_compacted, size, root, *j)
+                                        for j in jobs])
+
+
+def _measure(kind: str, root: str, size: int) -> tuple[float, int, int, float]:
+    """In a fresh process: (seconds, boards or restarts, peak RSS bytes, seconds of the
+    report's statistics alone) of reading `root` (`read`) or of the campaign report over
+    it (`report`)."""
+    import resource
+
+    from e2store.reports.campaign import campaign_markdown
+    from e2store.solver import campaign_rows
+
+    inst = generate_instance(size, size, 4, 8, 0)
+    t = time.perf_counter()
+    if kind == "read":
+        n, stats = len(read_boards_dataset(root, inst).boards), 0.0
+    else:
+        rows = campaign_rows(root, inst)
+        t1 = time.perf_counter()
+        markdown = campaign_markdown(rows)
+        stats = time.perf_counter() - t1
+        n = sum(len(r["depth"]) for r in rows.values())
+        assert "# Campaign report" in markdown
+    return (time.perf_counter() - t, n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            * 1024, stats)
+
+
+def in_fresh_process(*args):
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as pool:
+        return pool.submit(_measure, *args).result()
+
+
+def compact_figures(args) -> dict:
+    """The figures of `--compact` (module docstring), printed."""
+    size, parts = args.size, args.parts
+    figures: dict = {"host": cpu_model(), "size": size, "parts": parts,
+                     "million": args.million}
+    print(f"host: {figures['host']}; {size}x{size} boards, 2 a restart")
+    tmp = Path(tempfile.mkdtemp(prefix="boards-compact-", dir=args.dir))
+    try:
+        root, arm = tmp / "ds", "default"
+        syn, sec = timed(lambda: Synthetic(size, parts))
+        t = time.perf_counter()
+        fill(syn, size, parts, root, arm, 0, parts)
+        print(f"made {parts:,} parts in {sec + time.perf_counter() - t:.1f} s")
+        a, sec = timed(lambda: read_boards_dataset(root, syn.inst))
+        figures["read_parts_s"] = sec
+        print(f"read and check {len(a.boards):,} boards from {parts:,} parts: {sec:.1f} s "
+              f"({sec / parts * 1e3:.2f} ms a part)")
+        r, sec = timed(lambda: compact_boards_dataset(root, syn.inst, min_parts=1))
+        size_c = sum(e.stat().st_size for e in (root / f"arm={arm}").glob("compact-*"))
+        figures.update(compact_s=sec, compacted_files=len(r["compacted"]),
+                       compacted_bytes=size_c)
+        print(f"compact them (each part checked with a recount, {len(r['compacted'])} files "
+              f"written and read back, the parts removed): {sec:.1f} s ({sec / parts * 1e3:.2f}"
+              f" ms a part); {size_c / 1e6:.1f} MB ({size_c / parts / 1e3:.1f} kB a restart, "
+              f"{syn.table.nbytes / parts / 1e3:.1f} kB in memory)")
+        b, sec = timed(lambda: read_boards_dataset(root, syn.inst))
+        assert np.array_equal(a.boards.cells, b.boards.cells) and all(
+            np.array_equal(a.boards.stats[k], b.boards.stats[k]) for k in a.boards.stats)
+        figures["read_compacted_s"] = sec
+        print(f"read and check the same {len(b.boards):,} boards from the compacted files: "
+              f"{sec:.2f} s ({figures['read_parts_s'] / sec:.0f} times faster)")
+        del a, b
+        if args.million:
+            figures.update(million_figures(size, args.million, tmp / "big"))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return figures
+
+
+def million_figures(size: int, boards: int, root: Path) -> dict:
+    """`--million` boards as compacted files, read, then reported on (fresh processes)."""
+    out: dict = {}
+    restarts = boards // 2
+    jobs = []
+    for arm, holes in (("a", 0.04), ("b", 0.035)):
+        mine = restarts // 2 if arm == "a" else restarts - restarts // 2
+        for first in range(0, mine, COMPACT_RESTARTS):
+            jobs.append((arm, 0, first, min(COMPACT_RESTARTS, mine - first), holes))
+    written, sec = timed(lambda: _write_files(size, root, jobs))
+    out.update(million_bytes=written, million_files=len(jobs))
+    print(f"made {2 * restarts:,} boards ({restarts:,} restarts, 2 arms) as {len(jobs)} "
+          f"compacted files, {written / 1e9:.2f} GB, in {sec:.0f} s")
+    sec, n, rss, _ = in_fresh_process("read", str(root), size)
+    assert n == 2 * restarts, n
+    out.update(million_read_s=sec, million_read_rss=rss)
+    print(f"read and check {n:,} boards (with a recount): {sec:.1f} s, peak RSS "
+          f"{rss / 2**30:.2f} GiB")
+    sec, n, rss, stats = in_fresh_process("report", str(root), size)
+    assert n == restarts, n
+    out.update(million_report_s=sec, million_report_stats_s=stats, million_report_rss=rss)
+    print(f"campaign report (campaign_rows, then campaign_markdown) over {2 * n:,} boards "
+          f"({n:,} restarts): {sec:.1f} s ({stats:.1f} s of it the statistics), peak RSS "
+          f"{rss / 2**30:.2f} GiB")
     return out
 
 

@@ -79,6 +79,12 @@ def test_the_campaign_runs_every_arm_seed_and_shard_once(tmp_path):
     receipt = json.loads((work / "res" / "best" / "receipts" / "a" /
                           "s3-shard-0-of-2.json").read_text())
     assert receipt["restarts"] == 1 and (work / "res" / "best" / "report.md").exists()
+    # the best boards saved as Blackwood-style files, as `save-boards` writes them
+    saved = sorted((work / "res" / "best" / "saved").glob("*.txt"))
+    best = read_boards_dataset(boards, inst)
+    assert 0 < len(saved) <= 20
+    top = max(int(s) for s in best.boards.stats["score"])
+    assert read_boards_scores(saved, inst)[0] == top
 
 
 @pytest.mark.parametrize("best, says", [
@@ -96,6 +102,28 @@ def test_bad_configs_are_refused_in_one_line(tmp_path, best, says):
     out = proc.stdout + proc.stderr
     lines = [line for line in out.splitlines() if "config: " in line]
     assert len(lines) == 1 and says in lines[0], out[-2000:]
+    assert not (work / "res").exists()
+
+
+def read_boards_scores(paths, inst) -> list[int]:
+    from e2store.solver import read_saved_board
+    from e2store.solver.boards import score
+
+    return sorted((score(inst, read_saved_board(p, inst)).matched for p in paths),
+                  reverse=True)
+
+
+def test_the_instance_is_a_name_of_the_config_or_a_piece_file(tmp_path):
+    """best.instance names a configured instance (its piece file read in place) or is a
+    path; anything else is one line, nothing run."""
+    work = _work(tmp_path / "w", {**BEST, "instance": "b4"})
+    proc = _snakemake(work, None, "best", "-n", "--configfile", str(work / "cfg.yaml"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert re.search(r"input: pieces_4x4\.txt\n", proc.stdout + proc.stderr), proc.stdout
+    work = _work(tmp_path / "x", {**BEST, "instance": "nowhere"})
+    proc = _snakemake(work, None, "best", "-n", "--configfile", str(work / "cfg.yaml"))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "best.instance 'nowhere': neither an instance" in out
     assert not (work / "res").exists()
 
 
@@ -119,16 +147,18 @@ def test_the_helpers():
         check_arms({"../x": {}}, solve_cmd)
 
 
-def test_the_example_config_plans_every_job():
-    """config/best-e2.yaml passes the schema, and `snakemake best -n` plans 2 arms x 2 seeds x
-    2 shards and the report (from the repository: ../shared holds its piece file)."""
+@pytest.mark.parametrize("name, jobs", [("best-e2.yaml", 8), ("best-e2-five.yaml", 6)])
+def test_the_example_configs_plan_every_job(name, jobs):
+    """config/best-e2.yaml (2 arms x 2 seeds x 2 shards) and best-e2-five.yaml (3 arms x 1
+    seed x 2 shards) pass the schema and `snakemake best -n` plans their jobs and the
+    report (from the repository: ../shared holds their piece file)."""
     from test_pipeline import REPO, _validate
 
-    cfg = _validate(yaml.safe_load((REPO / "config" / "best-e2.yaml").read_text()))
+    cfg = _validate(yaml.safe_load((REPO / "config" / name).read_text()))
     assert cfg["best"]["instance"] == "../shared/instances/e2_gallicchio.puz"
     if not (REPO.parent / "shared" / "instances" / "e2_gallicchio.puz").exists():
         pytest.skip("../shared/instances/e2_gallicchio.puz not found")
-    proc = _snakemake(REPO, None, "best", "-n", "--configfile", "config/best-e2.yaml",
+    proc = _snakemake(REPO, None, "best", "-n", "--configfile", f"config/{name}",
                       "--replace-workflow-config")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert re.search(r"best_shard\s+8\b", proc.stdout + proc.stderr)
+    assert re.search(rf"best_shard\s+{jobs}\b", proc.stdout + proc.stderr)

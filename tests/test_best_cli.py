@@ -141,7 +141,7 @@ def test_eternity_ii_clues_are_placed(tmp_path):
     assert {c: (int(cells[c]) >> 2) + 1 for c in (135, 210, 34, 221, 45)} == {
         135: 139, 210: 181, 34: 208, 221: 249, 45: 255}
     assert cells[135] & 3 == 2  # as jwortmann's core.jl places it: `139<<2|2  # I8`
-    assert json.loads(r.output)["breaks"] == list(SCHEDULES["clues"])  # auto, five clues
+    assert json.loads(r.output)["breaks"] == list(SCHEDULES["clues-late"])  # auto, five clues
 
 
 def test_ctrl_c_keeps_what_was_found(tmp_path):

@@ -236,21 +236,41 @@ def test_restart_arrays_pair_each_best_board_with_its_filled_one():
     from e2store.solver import restart_arrays
     from e2store.solver.boards import make_boards
 
-    rows = [  # (seed, restart, source, depth, score, nodes, seconds)
-        (1, 0, "best", 30, 50, 100, 1.0), (1, 0, "filled", 36, 55, 100, 1.0),
-        (0, 1, "best", 31, 52, 200, 2.0),  # not filled
-        (0, 0, "best", 29, 49, 300, 3.0), (0, 0, "filled", 36, 51, 300, 3.0)]
+    rows = [  # (seed, restart, source, depth, score, nodes, seconds, found)
+        (1, 0, "best", 30, 50, 100, 1.0, 1000.0), (1, 0, "filled", 36, 55, 100, 1.0, 1000.5),
+        (0, 1, "best", 31, 52, 200, 2.0, 1001.0),  # not filled
+        (0, 0, "best", 29, 49, 300, 3.0, 0.0), (0, 0, "filled", 36, 51, 300, 3.0, 9.0)]
     stats = [{"seed": s, "restart": k, "source": src, "depth": d, "score": sc,
-              "joins": 60, "mismatches": 0, "holes": 0, "nodes": n, "seconds": t}
-             for s, k, src, d, sc, n, t in rows]
+              "joins": 60, "mismatches": 0, "holes": 0, "nodes": n, "seconds": t, "found": f}
+             for s, k, src, d, sc, n, t, f in rows]
     boards = make_boards(36, [np.full(36, -1)] * len(rows), stats)
     arms = np.array(["a", "a", "a", "b", "b"], dtype=object)
     got = restart_arrays(boards, arms)
     want = {"a": {"depth": [31, 30], "filled": [52, 55], "nodes": [200, 100],
-                  "seconds": [2.0, 1.0]},
-            "b": {"depth": [29], "filled": [51], "nodes": [300], "seconds": [3.0]}}
+                  "seconds": [2.0, 1.0], "fill_seconds": [0.0, 0.5], "cells": [36, 36],
+                  "joins": [60, 60]},
+            "b": {"depth": [29], "filled": [51], "nodes": [300], "seconds": [3.0],
+                  "fill_seconds": [0.0],  # a time unknown: none counted
+                  "cells": [36], "joins": [60]}}
     assert {a: {k: v.tolist() for k, v in r.items()} for a, r in got.items()} == want
     assert set(restart_arrays(boards)) == {"default"}
+
+
+def test_the_tail_counts_each_restart_s_search_and_fill():
+    """Core-hours to a score count the fill's seconds too; placements per second the
+    search's alone."""
+    from e2store.reports import campaign_markdown, restart_seconds
+
+    filled = np.array([450, 451, 452, 453])
+    r = {"depth": np.full(4, 240), "filled": filled, "nodes": np.full(4, 100),
+         "seconds": np.full(4, 3.0), "fill_seconds": np.full(4, 1.0)}
+    assert restart_seconds(r).tolist() == [4.0] * 4
+    text = campaign_markdown({"a": r}, targets=[453])
+    # P(>= 453) = 1/4 per restart, 4 s a restart: 16 s = 0.00444 core-hours
+    assert tail_hours(filled, restart_seconds(r), [453]).targets[0].core_hours == \
+        pytest.approx(16 / 3600)
+    assert "| 0.004444 |" in text and "| 0.003333 |" not in text  # not 12 s: the search's
+    assert "33.33" in text  # placements per second: 100 nodes / 3 s, not / 4 s
 
 
 def test_summary_of_a_boards_dataset_is_its_campaign_report(tmp_path):
@@ -276,9 +296,95 @@ def test_summary_of_a_boards_dataset_is_its_campaign_report(tmp_path):
     assert r.exit_code == 0, r.output
     assert r.output == campaign_markdown(rows)
     assert "| one | two |" in r.output
+    assert "depth >= 28 | depth >= 29 | depth >= 30 |" in r.output  # the 6x6 board's
+    assert "| >= 46 |" in r.output and "| >= 466 |" not in r.output
     r = CliRunner().invoke(main, ["summary", "--boards", str(out), "-o",
                                   str(tmp_path / "r.md")])
     assert r.exit_code == 0, r.output
     assert {p.name for p in tmp_path.iterdir()} >= {"r.md", "r-depth.png", "r-filled.png"}
     r = CliRunner().invoke(main, ["summary", "--boards", str(out), "--store", str(tmp_path)])
     assert r.exit_code == 2 and "--boards takes no --store" in r.output
+
+
+def naive_joins(width: int, height: int) -> int:
+    """The inner joins of a W x H board, counted pair by pair."""
+    return sum(1 for y in range(height) for x in range(width)
+               for dx, dy in ((1, 0), (0, 1)) if x + dx < width and y + dy < height)
+
+
+def test_thresholds_follow_the_board():
+    from e2store.reports.campaign import board_depths, board_targets
+
+    assert board_depths(256) == (248, 249, 250) and board_targets(480) == (466, 467, 468)
+    assert naive_joins(16, 16) == 480
+    for w, h in ((6, 6), (4, 7), (10, 10), (16, 16)):
+        cells, joins = w * h, naive_joins(w, h)
+        assert board_depths(cells) == (cells - 8, cells - 7, cells - 6)
+        assert board_targets(joins) == (joins - 14, joins - 13, joins - 12)
+    assert board_depths(6) == () and board_depths(8) == (1, 2)
+    assert board_targets(12) == () and board_targets(14) == (1, 2)
+    s = arm_stats([30, 28, 25], [50, 47, 40], [1, 1, 1], [1.0, 1.0, 1.0], cells=36,
+                  resamples=50)
+    assert list(s.reach) == [28, 29, 30] and s.reach[28].value == pytest.approx(2 / 3)
+    assert list(arm_stats([1], [1], [1], [1.0], resamples=10).reach) == [248, 249, 250]
+    t = tail_hours([47, 46, 40], [3600.0] * 3, joins=60)
+    assert [(g.score, g.seen) for g in t.targets] == [(46, 2), (47, 1), (48, 0)]
+    assert [g.score for g in tail_hours([1], [1.0]).targets] == [466, 467, 468]
+
+
+def _rows(n_cells: int, joins: int, seed: int = 5) -> dict:
+    """Two arms of restarts around 92% of the cells and 85% of the joins."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for k, name in enumerate(("base", "wide")):
+        n = 400
+        out[name] = {"depth": np.minimum(n_cells, rng.normal(0.95 * n_cells, 3, n).round()
+                                         .astype(int) + k),
+                     "filled": np.minimum(joins, joins - 30 + k + rng.geometric(0.3, n)),
+                     "nodes": rng.integers(10 ** 5, 10 ** 6, n),
+                     "seconds": rng.uniform(1, 2, n),
+                     "cells": np.full(n, n_cells), "joins": np.full(n, joins)}
+    return out
+
+
+def targets_of(text: str) -> list[int]:
+    """The scores of the tail tables' rows (`| >= s | seen | P | from | ...`), in order."""
+    import re
+
+    return [int(m[1]) for m in re.finditer(
+        r"^\| >= (\d+) \| \d+ \| [^|]+ \| (?:observed|model|none) \|", text, re.M)]
+
+
+def test_a_6x6_campaign_reports_its_own_depths_and_targets(tmp_path):
+    from e2store.reports import campaign_markdown
+
+    rows = _rows(36, 60)
+    text = campaign_markdown(rows, resamples=100)
+    assert "| depth >= 28 | depth >= 29 | depth >= 30 |" in text
+    assert targets_of(text) == [46, 47, 48] * 2  # per arm
+    assert "248" not in text and "466" not in text
+    given = campaign_markdown(rows, resamples=100, depths=(20,), targets=(50,))
+    assert "| depth >= 20 |" in given and "depth >= 28" not in given
+    assert targets_of(given) == [50, 50]
+    written = campaign_report(rows, tmp_path / "r.md", resamples=100, plots=False)
+    assert written[0].read_text() == text
+    rows["wide"]["cells"] = np.full(400, 49)
+    with pytest.raises(ValueError, match="different sizes"):
+        campaign_markdown(rows, resamples=100)
+
+
+def test_an_e2_campaign_report_is_unchanged():
+    """Rows of 16x16 boards, or rows that do not say their board: 248-250 and 466-468, the
+    same report as the thresholds given by hand (what it was before they followed the
+    board)."""
+    from e2store.reports import campaign_markdown
+
+    rows = _rows(256, 480)
+    old = campaign_markdown(rows, resamples=100, depths=(248, 249, 250),
+                            targets=(466, 467, 468))
+    assert campaign_markdown(rows, resamples=100) == old
+    bare = {a: {k: v for k, v in r.items() if k not in ("cells", "joins")}
+            for a, r in rows.items()}
+    assert campaign_markdown(bare, resamples=100) == old
+    assert "| depth >= 248 | depth >= 249 | depth >= 250 |" in old
+    assert targets_of(old) == [466, 467, 468] * 2

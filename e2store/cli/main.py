@@ -43,6 +43,8 @@ COMMANDS = {
     "openings": "e2store.cli.openings:openings_cmd",
     "solve": "e2store.cli.solve:solve_cmd",
     "score": "e2store.cli.score:score_cmd",
+    "save-boards": "e2store.cli.score:save_boards",
+    "compact-boards": "e2store.cli.boards:compact_boards",
     "crosscheck": "e2store.cli.exact:crosscheck",
     "export-cnf": "e2store.cli.exact:export_cnf",
     "stage": "e2store.cli.stage:stage",  # hidden: the pipeline's steps

@@ -1,5 +1,8 @@
 """`e2store score [INSTANCE] BOARD...`: the score of full or partial boards (one call of
-`e2store.solver.best.score_boards` or `score_url`), printed as text or JSON."""
+`e2store.solver.best.score_boards` or `score_url`), printed as text or JSON; and
+`e2store save-boards INSTANCE BOARDS -o DIR`: the best boards of a boards file or dataset
+as Blackwood-style saved-board files (one call of
+`e2store.solver.saved_boards.write_saved_boards`)."""
 
 from __future__ import annotations
 
@@ -8,8 +11,15 @@ from pathlib import Path
 
 import click
 
+from e2store.cli.checked import COUNT, INDEX
 from e2store.cli.command import command
-from e2store.cli.options import json_option
+from e2store.cli.options import (
+    instance_argument,
+    instance_options,
+    json_option,
+    load_instance,
+    output_option,
+)
 
 
 @command("score", examples=[
@@ -30,7 +40,6 @@ def score_cmd(args: tuple[str, ...], fill: bool, as_json: bool) -> None:
     (`solve --best -o FILE|DIR`) or a solutions file; the files need the INSTANCE whose
     pieces they place.
     """
-    from e2store.cli.options import load_instance
     from e2store.errors import SolverError
     from e2store.instance.url import is_url
     from e2store.solver.best import score_boards, score_url
@@ -69,3 +78,40 @@ def score_text(r: dict) -> str:
     if r.get("url"):
         lines.append(f"url        {r['url']}")
     return "\n".join(lines)
+
+
+@command("save-boards", examples=[
+    "e2store save-boards e2_gallicchio.puz best/ -o saved/",
+    "e2store save-boards e2_gallicchio.puz best.parquet -o saved/ --top 3 --min-score 460",
+])
+@instance_argument
+@click.argument("boards", type=click.Path(path_type=Path), metavar="BOARDS")
+@output_option("Directory of the saved-board files (created if missing).", required=True,
+               directory=True)
+@click.option("--top", type=COUNT, default=10, show_default=True, metavar="N",
+              help="Write at most N boards, the best first.")
+@click.option("--min-score", type=INDEX, default=None, metavar="S",
+              help="Only boards of at least this score.")
+@click.option("--min-depth", type=INDEX, default=None, metavar="D",
+              help="Only boards of at least this depth (Blackwood saves depth >= 252).")
+@instance_options
+def save_boards(instance: Path, boards: Path, output: Path, top: int, min_score: int | None,
+                min_depth: int | None, fmt: str, sides: str | None, size) -> None:
+    """Write the best boards of a boards file or dataset as Blackwood-style saved-board
+    files, one text file each: the rows north first, each cell `piece/r`, then the
+    board's e2.bucas.name URL.
+
+    BOARDS is a boards file or dataset (`solve --best -o FILE|DIR`) of INSTANCE's
+    boards, read and checked; the boards are taken by score, then depth, a board met
+    twice written once.  Files are named `<depth>_<md5>_s<seed>-r<restart>.txt`
+    (docs/store-format.md, *Saved-board files*): an export run again rewrites the same
+    files.  `score` and `render board --board FILE` read them back.  Prints each path,
+    the best first.
+    """
+    from e2store.instance.parsing import shown_path
+    from e2store.solver.saved_boards import write_saved_boards
+
+    inst = load_instance(instance, fmt, sides, size)
+    for path in write_saved_boards(inst, boards, output, min_depth=min_depth,
+                                   min_score=min_score, top=top):
+        click.echo(shown_path(path))

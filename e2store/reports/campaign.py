@@ -12,6 +12,12 @@ methods and their models are stated in docs/campaigns.md:
   that would make the same effect significant;
 * `tail_hours`: expected core-hours to a full board of at least a score, from the counts
   seen, and beyond them from a geometric tail fitted to the upper scores.
+
+The depths and target scores follow the board (`board_depths`, `board_targets`): cells-8,
+cells-7, cells-6 and joins-14, joins-13, joins-12 of a W x H board (cells = W*H, joins =
+2WH - W - H), Eternity II's 248, 249, 250 and 466, 467, 468 on 16x16; the report takes
+the board's size from its rows' "cells" and "joins" (`restart_arrays` adds them), and
+falls back to Eternity II's when the rows do not say it.  Every caller may give its own.
 """
 
 from __future__ import annotations
@@ -30,6 +36,9 @@ Z95 = 1.959963984540054  # the standard normal's 97.5% quantile: two-sided 95%, 
 ALPHA = 0.05
 _COUNTS_UP_TO = 4096  # distinct values up to which the bootstrap draws value counts
 _CHUNK = 1 << 22  # resampled indices per chunk of the index bootstrap
+DEPTHS_BELOW_FULL = (8, 7, 6)  # depths reported: cells - 8, - 7, - 6 (248, 249, 250 on E2)
+TARGETS_BELOW_ALL = (14, 13, 12)  # targets: joins - 14, - 13, - 12 (466, 467, 468 on E2)
+E2_CELLS, E2_JOINS = 256, 480  # Eternity II's 16x16: the thresholds when no size is known
 
 
 @dataclass(frozen=True)
@@ -106,6 +115,51 @@ class Tail:
     check: list[tuple[int, int, float]]  # (score, restarts seen >= score, model's expected)
 
 
+# -- thresholds -----------------------------------------------------------------------------
+
+def board_depths(cells: int) -> tuple[int, ...]:
+    """The depths whose fraction of restarts a report gives, for a board of `cells` cells:
+    cells - 8, cells - 7, cells - 6 (248, 249, 250 on Eternity II's 256), those above 0 (a
+    board of at most 8 cells has fewer than three)."""
+    return tuple(v for v in (int(cells) - k for k in DEPTHS_BELOW_FULL) if v > 0)
+
+
+def board_targets(joins: int) -> tuple[int, ...]:
+    """The scores whose core-hours a report gives, for a board of `joins` inner joins
+    (2WH - W - H): joins - 14, joins - 13, joins - 12 (466, 467, 468 on Eternity II's 480),
+    those above 0."""
+    return tuple(v for v in (int(joins) - k for k in TARGETS_BELOW_ALL) if v > 0)
+
+
+def _board_size(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]],
+                ) -> tuple[int, int]:
+    """(cells, joins) of the board the rows' restarts searched: from their "cells" and
+    "joins" arrays (`restart_arrays`), else Eternity II's; ValueError when rows disagree."""
+    found = {}
+    for key, default in (("cells", E2_CELLS), ("joins", E2_JOINS)):
+        values = {int(v) for r in rows.values() if key in r
+                  for v in np.unique(np.asarray(r[key]))}
+        if len(values) > 1:
+            raise ValueError(f"the rows hold restarts of boards of different sizes ({key} "
+                             f"{sorted(values)[:4]}): one campaign is one board")
+        found[key] = values.pop() if values else default
+    return found["cells"], found["joins"]
+
+
+def report_thresholds(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]], *,
+                      depths: Sequence[int] | None = None,
+                      targets: Sequence[int] | None = None,
+                      ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(depths, targets) of a report on `rows`: those given, else the board's
+    (`board_depths`, `board_targets`) of the size the rows say (Eternity II's when they
+    do not)."""
+    if depths is not None and targets is not None:
+        return tuple(int(d) for d in depths), tuple(int(t) for t in targets)
+    cells, joins = _board_size(rows)
+    return (tuple(int(d) for d in depths) if depths is not None else board_depths(cells),
+            tuple(int(t) for t in targets) if targets is not None else board_targets(joins))
+
+
 # -- intervals -------------------------------------------------------------------------------
 
 def wilson(successes: int, trials: int, z: float = Z95) -> Estimate:
@@ -172,10 +226,14 @@ def bootstrap(values, *, resamples: int = 2000, seed: int = 0,
     return out
 
 
-def arm_stats(depth, filled, nodes, seconds, *, depths: Sequence[int] = (248, 249, 250),
-              resamples: int = 2000, seed: int = 0) -> ArmStats:
+def arm_stats(depth, filled, nodes, seconds, *, depths: Sequence[int] | None = None,
+              resamples: int = 2000, seed: int = 0, cells: int | None = None) -> ArmStats:
     """One arm's restarts: rate, deepest depth and filled score (mean, median with
-    bootstrap intervals) and the fraction reaching each of `depths` (Wilson intervals)."""
+    bootstrap intervals) and the fraction reaching each of `depths` (Wilson intervals;
+    default: `board_depths(cells)` of a board of `cells` cells, Eternity II's 248, 249,
+    250 without `cells`)."""
+    if depths is None:
+        depths = board_depths(E2_CELLS if cells is None else cells)
     d = np.asarray(depth)
     f = np.asarray(filled)
     n = len(d)
@@ -280,12 +338,16 @@ def fit_tail(filled, *, min_count: int = 10, points: int = 8) -> TailModel | Non
     return TailModel(float(intercept), float(slope), tuple(int(s) for s in scores))
 
 
-def tail_hours(filled, seconds, targets: Sequence[int] = (466, 467, 468), *,
-               min_count: int = 10, points: int = 8) -> Tail:
+def tail_hours(filled, seconds, targets: Sequence[int] | None = None, *,
+               min_count: int = 10, points: int = 8, joins: int | None = None) -> Tail:
     """Expected core-hours to a full board of at least each target at the arm's rate:
     mean seconds per restart / P(filled >= target) / 3600, with P from the restarts seen
     when some reached the target, else from the fitted geometric tail (`fit_tail`); the
-    model is checked against the restarts seen at each upper observed score."""
+    model is checked against the restarts seen at each upper observed score.  `targets`
+    default: `board_targets(joins)` of a board of `joins` inner joins, Eternity II's 466,
+    467, 468 without `joins`."""
+    if targets is None:
+        targets = board_targets(E2_JOINS if joins is None else joins)
     f = np.asarray(filled)
     n = len(f)
     per = float(np.sum(seconds, dtype=np.float64)) / n if n else math.nan
@@ -346,16 +408,34 @@ def _histogram(path: Path, arms: Mapping[str, np.ndarray], label: str) -> None:
     atomic_write_bytes(path, buf.getvalue())
 
 
+def _arrays(r: Mapping[str, Sequence[float] | np.ndarray]) -> dict[str, np.ndarray]:
+    """A row's arrays the report reads (`fill_seconds` zeros when not given)."""
+    out = {k: np.asarray(r[k]) for k in ("depth", "filled", "nodes", "seconds")}
+    out["fill_seconds"] = np.asarray(r.get("fill_seconds", np.zeros(len(out["seconds"]))),
+                                     dtype=np.float64)
+    return out
+
+
+def restart_seconds(r: Mapping[str, Sequence[float] | np.ndarray]) -> np.ndarray:
+    """Each restart's core-seconds: its search's `seconds` and its fill's `fill_seconds`
+    (when given): what the tail's core-hours count; placements per second count the
+    search alone."""
+    sec = np.asarray(r["seconds"], dtype=np.float64)
+    fill = r.get("fill_seconds")
+    return sec if fill is None else sec + np.asarray(fill, dtype=np.float64)
+
+
 def campaign_report(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]],
-                    path: str | Path, *, depths: Sequence[int] = (248, 249, 250),
-                    targets: Sequence[int] = (466, 467, 468), resamples: int = 2000,
+                    path: str | Path, *, depths: Sequence[int] | None = None,
+                    targets: Sequence[int] | None = None, resamples: int = 2000,
                     seed: int = 0, plots: bool = True) -> list[Path]:
     """Write the Markdown report of a campaign (arm -> per-restart arrays "depth",
-    "filled", "nodes", "seconds") to `path`, and its PNG plots beside it
-    (`<stem>-depth.png`, `<stem>-filled.png`); returns the files written."""
+    "filled", "nodes", "seconds", and "cells", "joins" when known) to `path`, and its PNG
+    plots beside it (`<stem>-depth.png`, `<stem>-filled.png`); returns the files written.
+    `depths`, `targets`: default the board's (`report_thresholds`)."""
     path = Path(path)
-    arms = {name: {k: np.asarray(r[k]) for k in ("depth", "filled", "nodes", "seconds")}
-            for name, r in rows.items()}
+    depths, targets = report_thresholds(rows, depths=depths, targets=targets)
+    arms = {name: _arrays(r) for name, r in rows.items()}
     text = campaign_markdown(arms, depths=depths, targets=targets, resamples=resamples,
                              seed=seed)
     written = []
@@ -371,13 +451,13 @@ def campaign_report(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray
 
 
 def campaign_markdown(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]], *,
-                      depths: Sequence[int] = (248, 249, 250),
-                      targets: Sequence[int] = (466, 467, 468), resamples: int = 2000,
+                      depths: Sequence[int] | None = None,
+                      targets: Sequence[int] | None = None, resamples: int = 2000,
                       seed: int = 0) -> str:
     """The Markdown of `campaign_report` without its plots (what `e2store summary
-    --boards` prints)."""
-    arms = {name: {k: np.asarray(r[k]) for k in ("depth", "filled", "nodes", "seconds")}
-            for name, r in rows.items()}
+    --boards` prints); `depths`, `targets` default the board's (`report_thresholds`)."""
+    depths, targets = report_thresholds(rows, depths=depths, targets=targets)
+    arms = {name: _arrays(r) for name, r in rows.items()}
     lines = ["# Campaign report", "",
              "Intervals are 95%: percentile bootstrap for means and medians "
              f"({resamples} resamples, seed {seed}), Wilson score intervals for fractions. "
@@ -413,9 +493,9 @@ def campaign_markdown(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarr
               "P(filled >= s) per restart: the restarts seen when some reached s, else the "
               "geometric tail log P(filled >= s) = a + b s fitted by least squares over the "
               "highest scores at least 10 restarts reached; core-hours = mean seconds per "
-              "restart / P / 3600.", ""]
+              "restart (its search and its fill) / P / 3600.", ""]
     for name, r in arms.items():
-        t = tail_hours(r["filled"], r["seconds"], targets)
+        t = tail_hours(r["filled"], restart_seconds(r), targets)
         lines += [f"### {name}", ""]
         if t.model:
             lines.append(f"Model: log P = {t.model.intercept:.4f} {t.model.slope:+.4f} s "

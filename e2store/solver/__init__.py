@@ -2,9 +2,9 @@
 test, the exact search's runners, solution files, openings and their parallel solve, size
 estimates, and `solve_search`, the `e2store solve` command as one call (`session`);
 boards files and scores (`boards`), boards datasets (`boards_dataset`: a part per
-restart), one protocol for every solver (`protocol`); and the
-best-score search, a package of its own with its own public API
-(`e2store.solver.best`: `solve_best`, `run_best`, `best_plan`, `fill_holes`, ...)."""
+restart), Blackwood-style saved-board files (`saved_boards`), one protocol for every
+solver (`protocol`); and the best-score search, a package of its own with its own public
+API (`e2store.solver.best`: `solve_best`, `run_best`, `best_plan`, `fill_holes`, ...)."""
 
 from typing import TYPE_CHECKING
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.solver.boards import score as score
     from e2store.solver.boards import write_boards as write_boards
     from e2store.solver.boards_dataset import DatasetBoards as DatasetBoards
+    from e2store.solver.boards_dataset import compact_boards_dataset as compact_boards_dataset
     from e2store.solver.boards_dataset import dataset_parts as dataset_parts
     from e2store.solver.boards_dataset import is_dataset_target as is_dataset_target
     from e2store.solver.boards_dataset import read_boards_dataset as read_boards_dataset
@@ -52,6 +53,10 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.solver.protocol import GreedySolver as GreedySolver
     from e2store.solver.protocol import Insertion as Insertion
     from e2store.solver.protocol import check_insertions as check_insertions
+    from e2store.solver.saved_boards import SavedBoardError as SavedBoardError
+    from e2store.solver.saved_boards import read_saved_board as read_saved_board
+    from e2store.solver.saved_boards import saved_board_text as saved_board_text
+    from e2store.solver.saved_boards import write_saved_boards as write_saved_boards
     from e2store.solver.scan import SCAN_ORDERS as SCAN_ORDERS
     from e2store.solver.scan import fixed_cells as fixed_cells
     from e2store.solver.scan import read_scan_file as read_scan_file
@@ -85,7 +90,10 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "boards": ("Boards", "read_boards", "write_boards", "append_boards", "score",
                "read_any_board", "board_cells"),
     "boards_dataset": ("DatasetBoards", "read_boards_dataset", "write_part", "dataset_parts",
+                       "compact_boards_dataset",
                        "is_dataset_target"),
+    "saved_boards": ("saved_board_text", "write_saved_boards", "read_saved_board",
+                     "SavedBoardError"),
     "protocol": ("BoardSolver", "Insertion", "ExactSolver", "BestScoreSolver", "GreedySolver",
                  "check_insertions"),
 })

@@ -34,6 +34,7 @@ from e2store.errors import E2StoreError, MissingError, ZoneError
 from e2store.query import CorolleStore, connect
 from e2store.query.limits import DEFAULT_MEMORY_LIMIT
 from e2store.web.boards import BoardsSource, boards_page
+from e2store.web.campaign import campaign_page
 from e2store.web.data import (
     PAGE_SIZE,
     SQL_MAX_ROWS,
@@ -302,23 +303,47 @@ def create_app(store: str | Path | None, *, results: str | Path | None = None,
     def status_html(request: Request):
         return page(request, "status.html", {"runs": [run_status(p) for p in followed]})
 
-    # a best-score run's boards file -------------------------------------------------------
+    # a best-score run's boards file, or a campaign's boards dataset ---------------------
+    def boards_data(pictures: bool) -> dict:
+        """The boards page's data: of a dataset, a campaign's (`campaign_page`)."""
+        if boards_src is not None and boards_src.path.is_dir():
+            return campaign_page(boards_src, pictures=pictures)
+        return boards_page(boards_src, pictures=pictures)
+
     @app.get("/api/boards", tags=["status"])
     def api_boards() -> dict:
-        """The boards file of `--boards` (read now): its rows by score, each with its
-        e2.bucas.name URL (`url`), the best board (`best_row`: the highest-scoring filled
-        board, else the deepest, then highest-scoring), the best score per source, the
-        count of boards per score; `waiting` while the file is not written yet."""
-        return boards_page(boards_src, pictures=False)
+        """The boards file or dataset of `--boards` (read now): its rows by score, each
+        with its e2.bucas.name URL (`url`), the best board (`best_row`: the highest-scoring
+        filled board, else the deepest, then highest-scoring), the best score per source,
+        the count of boards per score; `waiting` while the file is not written yet.  Of a
+        dataset, each row's `arm` too, and `campaign` (as `/api/campaign`)."""
+        return boards_data(False)
+
+    @app.get("/api/campaign", tags=["status"])
+    def api_campaign() -> dict:
+        """The boards dataset of `--boards` as a campaign (read now): `shards` (per arm,
+        seed and shard: restarts, nodes, seconds, placements per second `rate`, best
+        `score` and `depth`, `last` board's time, `state` done/running/stopped), `arms`
+        (restarts, rate, depth and filled score mean and median with 95% intervals, the
+        fractions reaching `depths`, the tail's core-hours to `targets`, the arm's `best`
+        board with its URL), `comparisons` (each pair on depth and filled score: the
+        Mann-Whitney test), `live`; `waiting` while no part is there."""
+        if boards_src is None or not boards_src.path.is_dir():
+            raise MissingError(f"{boards_src.path if boards_src else 'no boards file'}: "
+                               "not a boards dataset (a campaign's boards are a directory: "
+                               "serve --boards DIR)")
+        data = campaign_page(boards_src, pictures=False)
+        return data["campaign"] if "campaign" in data else data
 
     @app.get("/boards", response_class=HTMLResponse, include_in_schema=False)
     def boards_html(request: Request):
-        return page(request, "boards.html", boards_page(boards_src))
+        data = boards_data(True)
+        return page(request, "campaign.html" if "campaign" in data else "boards.html", data)
 
     @app.get("/boards/best", include_in_schema=False)
     def boards_best():
         """The best board in the viewer (a redirect to its URL)."""
-        best = boards_page(boards_src, pictures=False)["best_row"]
+        best = boards_data(False)["best_row"]
         if best is None or not best.get("url"):
             raise MissingError(f"{boards_src.path if boards_src else 'no boards file'}: no "
                                "board to show yet" if best is None else

@@ -3,7 +3,8 @@ a best-score run keeps (`e2store solve --best -o`), read afresh on each request 
 may still be adding to it; of a dataset, all arms together, the parts not read yet): the
 best board one click from the viewer, every board linked to it (its e2.bucas.name URL,
 `board_url`), the best boards drawn with their mismatched joins and Eternity II's clue
-cells, the best score over the restarts, the counts per score.
+cells, the best score over the restarts, the counts per score.  A dataset's page is a
+campaign's (`e2store.web.campaign`: per shard, per arm, the arms compared).
 
 A file that is not there yet is waited for (a run writes it after its first restart): the
 page says so and reloads itself until it appears.  The file's instance is the piece file
@@ -54,6 +55,7 @@ class BoardsSource:
         self._found: dict[str, Instance] = {}
         self._read: dict[str, Any] = {}  # a dataset as last read (`read_boards_dataset`)
         self._lock = threading.Lock()
+        self.cache: dict[str, Any] = {}  # what pages derive from a read, kept while it holds
 
     def given(self) -> Instance | None:
         """The instance given, or that of `--boards-instance` (read once), or None."""
@@ -113,19 +115,27 @@ class BoardsSource:
 
     def read(self):
         """(instance, boards) of the file now, checked (`read_boards`), or of every part
-        of a boards dataset (`read_boards_dataset`; FileNotFoundError: no part yet)."""
+        of a boards dataset (`read_dataset`; FileNotFoundError: no part yet)."""
         from e2store.solver.boards import read_boards
+
+        if self.path.is_dir():
+            inst, d = self.read_dataset()
+            return inst, d.boards
+        return self.instance(), read_boards(self.path, self.instance())
+
+    def read_dataset(self):
+        """(instance, `DatasetBoards`) of the boards dataset now (`read_boards_dataset`):
+        the parts read before are not read again, and a read that found no new part is
+        the same object as the last (`cache` keys on it); FileNotFoundError: no part yet."""
         from e2store.solver.boards_dataset import read_boards_dataset
 
         inst = self.instance()
-        if self.path.is_dir():  # the parts read before are not read again
-            with self._lock:
-                last = self._read.get(inst.id)
-                d = self._read[inst.id] = read_boards_dataset(self.path, inst, since=last)
-            if not d.parts:
-                raise FileNotFoundError(f"{self.path}: no part yet")
-            return inst, d.boards
-        return inst, read_boards(self.path, inst)
+        with self._lock:
+            last = self._read.get(inst.id)
+            d = self._read[inst.id] = read_boards_dataset(self.path, inst, since=last)
+        if not d.parts:
+            raise FileNotFoundError(f"{self.path}: no part yet")
+        return inst, d
 
     def check(self) -> None:
         """At the server's start: a file that is there is read now (a wrong file, or one
@@ -157,8 +167,6 @@ def boards_page(source: BoardsSource | str | Path | None, instance: Instance | N
     score, and with `pictures` the best board and the next best (`top` in all) and the
     score-over-restarts plot as SVG.  A file not there yet: `waiting` and a message.
     `source`: a `BoardsSource`, or a boards file's path with its `instance`."""
-    from e2store.solver.boards import score
-
     if source is None:
         raise MissingError("no boards file: start the server with --boards FILE")
     if not isinstance(source, BoardsSource):
@@ -167,6 +175,12 @@ def boards_page(source: BoardsSource | str | Path | None, instance: Instance | N
         instance, b = source.read()
     except FileNotFoundError:  # not written yet
         return waiting_page(source.path)
+    return boards_data(source.path, instance, b, top=top, pictures=pictures)
+
+
+def boards_data(path: Path, instance: Instance, b, *, top: int = 3,
+                pictures: bool = True) -> dict:
+    """`boards_page` of the boards `b` (a `Boards`) read from `path`."""
     st = b.stats
     n = len(b)
     order = sorted(range(n), key=lambda i: (-int(st["score"][i]), -int(st["depth"][i]), i))
@@ -178,7 +192,7 @@ def boards_page(source: BoardsSource | str | Path | None, instance: Instance | N
         by[int(st["score"][i])] = by.get(int(st["score"][i]), 0) + 1
     best = best_row(b)
     out: dict[str, Any]  # a JSON document
-    out = {"file": str(source.path), "waiting": False, "instance": instance.id,
+    out = {"file": str(path), "waiting": False, "instance": instance.id,
            "name": instance.name, "boards": n, "joins": int(st["joins"][0]) if n else None,
            "rows": rows,
            "counts": {k: dict(sorted(v.items(), reverse=True)) for k, v in counts.items()},
@@ -186,25 +200,32 @@ def boards_page(source: BoardsSource | str | Path | None, instance: Instance | N
            "best_row": None if best is None else {
                "row": best, **b.row(best), "url": viewer_url(instance, b.cells[best])}}
     if pictures and best is not None:  # best: None for no row
-        from e2store.reports.render import svg_board
-        from e2store.web.pictures import field_clues
-
-        clues = field_clues(instance)
-        out["pictures"] = []
-        for i in [best, *(i for i in order if i != best)][:top]:
-            cells = b.cells[i].astype(np.int64)
-            sc = score(instance, cells)
-            title = (f"row {i}{' (the best)' if i == best else ''}: score {sc.matched} / "
-                     f"{sc.joins}, depth {int(st['depth'][i])}, {len(sc.mismatched)} "
-                     f"mismatched, {len(sc.holes)} holes ({st['source'][i]}, seed "
-                     f"{int(st['seed'][i])}, restart {int(st['restart'][i])})")
-            svg = svg_board(instance, cells.reshape(instance.height, instance.width),
-                            title=title, mismatched=sc.mismatched, fixed=clues,
-                            fixed_label="clue")
-            out["pictures"].append({"row": i, "svg": svg, "best": i == best,
-                                    "url": viewer_url(instance, cells)})
+        out["pictures"] = [
+            {"row": i, "svg": board_svg(instance, b, i, f"row {i}" + (
+                " (the best)" if i == best else "")), "best": i == best,
+             "url": viewer_url(instance, b.cells[i])}
+            for i in [best, *(i for i in order if i != best)][:top]]
         out["plot"] = _score_plot(st)
     return out
+
+
+def board_svg(instance: Instance, b, i: int, label: str) -> str:
+    """Row `i` of the boards `b` drawn (`svg_board`) with its mismatched joins and
+    Eternity II's clue cells, titled `label` then its score, depth, mismatches, holes,
+    source, seed and restart."""
+    from e2store.reports.render import svg_board
+    from e2store.solver.boards import score
+    from e2store.web.pictures import field_clues
+
+    st = b.stats
+    cells = b.cells[i].astype(np.int64)
+    sc = score(instance, cells)
+    title = (f"{label}: score {sc.matched} / {sc.joins}, depth {int(st['depth'][i])}, "
+             f"{len(sc.mismatched)} mismatched, {len(sc.holes)} holes ({st['source'][i]}, "
+             f"seed {int(st['seed'][i])}, restart {int(st['restart'][i])})")
+    return svg_board(instance, cells.reshape(instance.height, instance.width), title=title,
+                     mismatched=sc.mismatched, fixed=field_clues(instance),
+                     fixed_label="clue")
 
 
 def _score_plot(st: dict) -> str:

@@ -4,8 +4,16 @@
 #                 --seed S --shard K/N --arm A -o <results>/best/boards/ --json`, writing its
 #                 restarts' parts of the boards dataset; its receipt (the command, restarts
 #                 run, how it ended) -> receipts/<arm>/s<seed>-shard-<k>-of-<n>.json
-#   best_report   every arm compared -> report.md (`e2store summary --boards DIR -o`)
+#   best_report   the dataset compacted (`e2store compact-boards`: seeds of 100 parts and
+#                 more, every board recounted first), every arm compared -> report.md
+#                 (`e2store summary --boards DIR -o`), and
+#                 the best boards (`best.saved`, default 20) as Blackwood-style saved-board
+#                 files -> saved/ (`e2store save-boards`)
 #   best          target: the report
+#
+# On SLURM (profiles/slurm) a best_shard job asks for memory by its workers and, with a
+# `minutes` budget, a runtime of the budget plus a margin (`best_resources`); with a
+# `restarts` budget the profile's default runtime (a job killed at its limit resumes).
 #
 # Outputs live under <results>/best/.  The boards dataset is not a Snakemake output: a
 # killed job's parts stay, and its rerun (a restarts budget) runs only the shard's missing
@@ -20,12 +28,14 @@ if BEST:
 
     rule best_shard:
         input:
-            instance=BEST["instance"],
+            instance=best_instance(),
         output:
             receipt=best_receipt("{arm}", "{seed}", "{shard}", "{shards}"),
         log:
             best_path("logs", "{arm}", "s{seed}-shard-{shard}-of-{shards}.log"),
         threads: int(BEST.get("workers", 1))
+        resources:
+            **best_resources(),
         wildcard_constraints:
             arm="|".join(re.escape(a) for a in BEST_ARMS),
             seed=r"\d+",
@@ -35,14 +45,21 @@ if BEST:
     rule best_report:
         input:
             receipts=best_receipts(),
+            instance=best_instance(),
         output:
             report=best_path("report.md"),
+            saved=directory(best_path("saved")),
         log:
             best_path("logs", "report.log"),
         params:
             boards=best_boards(),
+            top=best_saved_top(),
         shell:
-            "e2store summary --boards {params.boards:q} -o {output.report:q} > {log:q} 2>&1"
+            "(e2store compact-boards {params.boards:q} --instance {input.instance:q}"
+            " && e2store summary --boards {params.boards:q} -o {output.report:q}"
+            " && mkdir -p {output.saved:q}"
+            " && if [ {params.top} -gt 0 ]; then e2store save-boards {input.instance:q}"
+            " {params.boards:q} -o {output.saved:q} --top {params.top}; fi) > {log:q} 2>&1"
 
     rule best:
         input:

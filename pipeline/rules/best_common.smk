@@ -23,6 +23,42 @@ def best_receipts():
             for k in range(n)]
 
 
+def best_instance():
+    """The campaign's piece file: `best.instance` names one of the config's instances (an
+    external one read in place, a demo one as the pipeline generates it), else it is a
+    piece file's path, read in place."""
+    name = str(BEST["instance"])
+    if name in EXTERNAL:
+        return EXTERNAL[name]
+    if name in DEMO:
+        return instance_file(name)
+    if not os.path.exists(name):
+        raise WorkflowError(f"config: best.instance {name!r}: neither an instance of the "
+                            f"config ({', '.join(NAMES) or 'none'}) nor a piece file")
+    return name
+
+
+def best_saved_top():
+    """How many of the campaign's best boards `best_report` saves as Blackwood-style files
+    (`best.saved`, default 20; 0: none)."""
+    return int(BEST.get("saved", 20))
+
+
+def best_resources():
+    """The SLURM resources of a best_shard job: memory by its workers (about 0.25 GB for
+    the main process and 0.2 GB a worker on Eternity II, with room), and with a `minutes`
+    budget a runtime (minutes) of the budget plus 10% and 10 minutes for the start (the
+    kernel's compile) and the end (fill, parts, receipt).  A `restarts` budget has no time
+    bound: the profile's default runtime applies (a job killed at its limit and retried or
+    rerun goes on from its next restart)."""
+    import math
+
+    res = {"mem_mb": lambda wildcards, threads: 1000 + 500 * threads}
+    if BEST.get("minutes") is not None:
+        res["runtime"] = math.ceil(float(BEST["minutes"]) * 1.1) + 10
+    return res
+
+
 def check_best_config():
     """The arms' command-line arguments and the budget; WorkflowError (one line) for a
     bad `best:` section."""

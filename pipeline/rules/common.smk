@@ -21,7 +21,7 @@ _clash = sorted(set(DEMO) & set(EXTERNAL))
 if _clash:
     raise WorkflowError(f"config: names in both demo_instances and instances: {', '.join(_clash)}")
 NAMES = sorted({**DEMO, **EXTERNAL})
-if not NAMES:
+if not NAMES and not config.get("best"):  # a campaign alone needs none
     raise WorkflowError("config: no instances (give demo_instances and/or instances)")
 
 
@@ -118,7 +118,7 @@ def summary_selection(instance_files):
 
 
 wildcard_constraints:
-    name="|".join(re.escape(n) for n in NAMES),
+    name="|".join(re.escape(n) for n in NAMES) or "(?!)",
     demo="|".join(re.escape(n) for n in DEMO) or "(?!)",
     external="|".join(re.escape(n) for n in EXTERNAL) or "(?!)",
     h=r"\d+",

@@ -1,0 +1,482 @@
+"""Reading a boards dataset (`e2store.solver.boards_dataset`): every file at once with
+DuckDB, each checked as `read_boards` checks a file, each restart once (a compacted file
+before a part holding the same rows), in (arm, seed, restart) order; or, given an earlier
+read, only the files it had not read."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from e2store.errors import DamagedDataError, SolverError
+from e2store.instance.model import Instance
+from e2store.instance.parsing import shown_path as _n
+from e2store.solver.boards import (
+    BOARD_STATS,
+    BOARDS_FORMAT,
+    BOARDS_VERSION,
+    DIGEST_KEY,
+    Boards,
+    check_rows,
+    new_boards,
+    read_boards,
+    rows_digest,
+)
+from e2store.solver.boards_parts import (
+    DatasetFile,
+    Part,
+    arrow_type,
+    column_kinds,
+    dataset_files,
+    first_line,
+)
+
+CHECK_ROWS = 2048  # boards recounted at a time (the recount holds ~W*H*64 bytes a board)
+READ_TRIES = 5  # reads begun again when a compaction removed a part listed
+BATCH_ROWS = 32_768  # rows DuckDB hands over at a time (Eternity II: ~80 MB)
+_NAMED = re.compile(r'file "([^"]+)"')  # the file a DuckDB error names
+
+
+@dataclass
+class DatasetBoards:
+    """A boards dataset read and checked: every row (`boards`, in (arm, seed, restart)
+    order), the arm of each row, `parts` (one per restart: (arm, seed, restart, the file
+    holding it)) and their rows' counts, and `table`, the rows as one Arrow table (the
+    files' columns then `arm`: the view `boards` of `e2store sql --boards`)."""
+
+    boards: Boards
+    arms: np.ndarray
+    parts: list[Part]
+    counts: np.ndarray
+    arrow: Any = None  # `table` once made (when first asked for)
+
+    @property
+    def table(self) -> Any:
+        if self.arrow is None:
+            self.arrow = _table(self.boards, self.arms)
+        return self.arrow
+
+
+def read_boards_dataset(root: str | Path, instance: Instance | None = None, *,
+                        since: DatasetBoards | None = None) -> DatasetBoards:
+    """Every row of the dataset at `root`, checked (`read_files`): the error of a
+    damaged file names it (DamagedDataError), as does that of a file of another instance
+    or size (SolverError).  Parts renamed into place while it reads are seen or not; parts
+    a compaction moves into a compacted file while it reads are read once, from one or
+    the other.  `since`: an earlier read of it, whose files still there are not read again
+    (a file is never rewritten; the rows of its files gone are left out, those of a new
+    compacted file read from it)."""
+    for attempt in range(READ_TRIES):
+        files = dataset_files(root)
+        try:
+            return _read(root, files, instance, since)
+        except Exception:
+            if attempt + 1 < READ_TRIES and not all(f.path.exists() for f in files):
+                continue  # a compaction removed a part listed: its compacted file holds it
+            raise
+    raise AssertionError("not reached")
+
+
+def _read(root: str | Path, files: list[DatasetFile], instance: Instance | None,
+          since: DatasetBoards | None) -> DatasetBoards:
+    if since is None:
+        return assemble([read_files(root, files, instance)])
+    listed = {f.path for f in files}
+    seen = {p.path for p in since.parts}
+    if listed == seen:
+        return since
+    new = [f for f in files if f.path not in seen]
+    return assemble([_since_block(since, listed)] + (
+        [read_files(root, new, instance)] if new else []))
+
+
+@dataclass
+class Block:
+    """Rows read and checked, and the restarts their files hold: `entries` (a restart
+    held by two files is two entries) and each row's entry."""
+
+    boards: Boards
+    arms: np.ndarray
+    entries: list[Part]
+    row_entry: np.ndarray
+
+
+def _since_block(since: DatasetBoards, listed: set[Path]) -> Block:
+    """The rows of an earlier read whose files are still there."""
+    entries, boards, arms = since.parts, since.boards, since.arms
+    row_entry = np.repeat(np.arange(len(entries), dtype=np.int64), since.counts)
+    keep = np.array([p.path in listed for p in entries], dtype=bool)
+    if keep.all():
+        return Block(boards, arms, entries, row_entry)
+    rows = keep[row_entry]
+    renumber = np.cumsum(keep) - 1
+    return Block(_take(boards, rows), arms[rows], [p for p, k in zip(entries, keep,
+                                                                      strict=True) if k],
+                  renumber[row_entry[rows]])
+
+
+def read_files(root: str | Path, files: list[DatasetFile], instance: Instance | None) -> Block:
+    """The rows of `files`, each file checked as `read_boards` checks a file (metadata,
+    digest, with `instance` a recount) and its rows' seed and restart against its name (a
+    compacted file's against the restarts it holds): a file that fails is read again by
+    `read_boards`, whose error names it."""
+    import duckdb
+    import pyarrow as pa
+
+    if not files:
+        n_cells = 0 if instance is None else instance.width * instance.height
+        return Block(new_boards(n_cells), np.zeros(0, dtype=object), [],
+                      np.zeros(0, dtype=np.int64))
+    paths = [str(f.path) for f in files]
+    con = _connect()
+    try:
+        metas = _metas(con, paths)
+        want = _want_meta(metas[0], instance, files[0].path)
+        n = int(want["width"]) * int(want["height"])
+        got = _columns(con, paths, n)
+    except (duckdb.Error, pa.ArrowException, OSError) as e:  # a file DuckDB cannot read,
+        _culprit(files, instance, e)  # or not like the first (met streaming: Arrow's error)
+        raise  # not reached
+    finally:
+        con.close()
+    if got is None:  # a file unlike the first, or with nulls: whose?
+        for i, f in enumerate(files):
+            read_boards(f.path, instance)
+            _size_of(metas[i], want, f.path)
+        raise DamagedDataError(f"{_n(root)}: damaged boards dataset (its files read together "
+                               f"do not have the columns of a boards file)")
+    cells, stats, counts = got
+    bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    entries: list[Part] = []
+    row_entry = np.empty(int(bounds[-1]), dtype=np.int64)
+    for i, f in enumerate(files):
+        a, b = int(bounds[i]), int(bounds[i + 1])
+        rows = Boards(cells[a:b], {k: v[a:b] for k, v in stats.items()})
+        why = _file_problem(metas[i], want, rows, f)
+        if why is not None:
+            read_boards(f.path, instance)  # its own error names it, else ours does
+            raise why
+        if f.compacted:
+            held = np.array([p.restart for p in f.entries], dtype=np.int64)
+            row_entry[a:b] = len(entries) + np.searchsorted(held, rows.stats["restart"])
+        else:
+            row_entry[a:b] = len(entries)
+        entries += f.entries
+    boards = Boards(cells, stats, {k: want[k] for k in ("format", "version", "instance",
+                                                        "width", "height")})
+    if instance is not None:
+        _recount(instance, boards, files, bounds)
+    arms = np.repeat(np.array([f.arm for f in files], dtype=object), counts)
+    return Block(boards, arms, entries, row_entry)
+
+
+def _connect():
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")  # a library's read draws nothing
+    return con
+
+
+def _columns(con, files: list[str], n: int):
+    """(cells, stats, rows of each file) of every file, read by one DuckDB query a batch
+    of rows at a time (each converted, then let go: the Arrow rows are never all held),
+    in file order then file row order; None when the columns are not those of a boards
+    file of `n` cells, or hold a null."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names = [k for k, _ in column_kinds(n)]
+    kinds = dict(BOARD_STATS)
+    reader = con.sql("SELECT * FROM read_parquet(?, filename = true, file_row_number = true, "
+                     "hive_partitioning = false)", params=[files]).to_arrow_reader(BATCH_ROWS)
+    schema = reader.schema
+    if schema.names[:len(names)] != names or sorted(schema.names[len(names):]) != [
+            "file_row_number", "filename"] or any(
+            schema.field(k).type != arrow_type(kind) for k, kind in column_kinds(n)):
+        return None
+    value_set = pa.array(files)
+    cells: list[np.ndarray] = []
+    stats: dict[str, list[np.ndarray]] = {k: [] for k in kinds}
+    part: list[np.ndarray] = []
+    row: list[np.ndarray] = []
+
+    def convert(held: list) -> bool:
+        """Take the batches `held` (small ones gathered: a part is a batch of its own)
+        into the lists; False when a column holds a null."""
+        t = pa.Table.from_batches(held).combine_chunks()
+        if any(t.column(i).null_count for i in range(len(names))):
+            return False
+        c = np.empty((t.num_rows, n), dtype=np.int16)
+        for i in range(n):
+            c[:, i] = t.column(i).to_numpy()
+        cells.append(c)
+        for k, kind in kinds.items():  # numbers copied: a view would hold all of `t`
+            col = t.column(k).to_numpy()
+            stats[k].append(col.astype(object, copy=False) if kind == "string"
+                            else col.astype(kind))
+        part.append(pc.index_in(t.column("filename"), value_set=value_set).to_numpy(
+            zero_copy_only=False).astype(np.int64))
+        row.append(t.column("file_row_number").to_numpy().astype(np.int64))
+        return True
+
+    held, rows = [], 0
+    for batch in reader:
+        held.append(batch)
+        rows += batch.num_rows
+        if rows >= BATCH_ROWS:
+            if not convert(held):
+                return None
+            held, rows = [], 0
+    if held and not convert(held):
+        return None
+    both = (np.concatenate(cells) if len(cells) != 1 else cells[0]) if cells else np.zeros(
+        (0, n), np.int16)
+    cells.clear()
+    out = {k: (np.concatenate(v) if v else np.zeros(0, dtype=object if kinds[k] == "string"
+                                                    else kinds[k])) for k, v in stats.items()}
+    f = np.concatenate(part) if part else np.zeros(0, np.int64)
+    r = np.concatenate(row) if row else np.zeros(0, np.int64)
+    if np.any(np.diff(f) < 0) or np.any((np.diff(f) == 0) & (np.diff(r) <= 0)):
+        order = np.lexsort((r, f))  # DuckDB keeps the files' order: rarely needed
+        both, f = both[order], f[order]
+        out = {k: v[order] for k, v in out.items()}
+    return both, out, np.bincount(f, minlength=len(files))
+
+
+def assemble(blocks: list[Block]) -> DatasetBoards:
+    """The rows of `blocks` as a dataset's: each restart once, from the file that holds it
+    first (a compacted file before a part; the other files holding it must hold the same
+    rows), in (arm, seed, restart) order."""
+    blocks = [b for b in blocks if b.entries] or blocks[:1]
+    for b in blocks[1:]:
+        _same_boards(blocks[0], b)
+    if len(blocks) == 1:
+        boards, arms, entries, row_entry = (blocks[0].boards, blocks[0].arms,
+                                            blocks[0].entries, blocks[0].row_entry)
+    else:
+        first = blocks[0].boards
+        boards = Boards(np.concatenate([b.boards.cells for b in blocks]),
+                        {k: np.concatenate([b.boards.stats[k] for b in blocks])
+                         for k in first.stats}, first.meta)
+        arms = np.concatenate([b.arms for b in blocks])
+        entries = [p for b in blocks for p in b.entries]
+        starts = np.cumsum([0] + [len(b.entries) for b in blocks[:-1]])
+        row_entry = np.concatenate([b.row_entry + s for b, s in zip(blocks, starts,
+                                                                     strict=True)])
+    m = len(entries)
+    if not m:
+        return DatasetBoards(boards, arms, [], np.zeros(0, dtype=np.int64))
+    arm_of = {a: i for i, a in enumerate(sorted({p.arm for p in entries}))}
+    ak = np.fromiter((arm_of[p.arm] for p in entries), np.int64, m)
+    sk = np.fromiter((p.seed for p in entries), np.int64, m)
+    rk = np.fromiter((p.restart for p in entries), np.int64, m)
+    order = np.lexsort((np.fromiter((not p.compacted for p in entries), np.int64, m), rk,
+                        sk, ak))  # stable: files of one kind holding a restart in their order
+    sa, ss, sr = ak[order], sk[order], rk[order]
+    new_key = np.ones(m, dtype=bool)
+    new_key[1:] = (sa[1:] != sa[:-1]) | (ss[1:] != ss[:-1]) | (sr[1:] != sr[:-1])
+    group = np.empty(m, dtype=np.int64)
+    group[order] = np.cumsum(new_key) - 1
+    chosen = order[new_key]
+    parts = [entries[i] for i in chosen.tolist()]
+    if len(parts) < m:
+        _check_twice(boards, entries, row_entry, group, chosen)
+    row_group = group[row_entry]
+    keep = np.zeros(m, dtype=bool)
+    keep[chosen] = True
+    rows = None if len(parts) == m else np.flatnonzero(keep[row_entry])
+    g = row_group if rows is None else row_group[rows]
+    if np.any(np.diff(g) < 0):
+        by = np.argsort(g, kind="stable")
+        rows, g = (by if rows is None else rows[by]), g[by]
+    if rows is not None:
+        boards, arms = _take(boards, rows), arms[rows]
+    return DatasetBoards(boards, arms, parts, np.bincount(g, minlength=len(parts)))
+
+
+def _same_boards(a: Block, b: Block) -> None:
+    """SolverError when two blocks of rows hold boards of two instances or sizes."""
+    keys = ("instance", "width", "height")
+    if a.boards.cells.shape[1] != b.boards.cells.shape[1] or (
+            a.boards.meta and b.boards.meta and any(a.boards.meta.get(k) != b.boards.meta.get(k)
+                                                    for k in keys)):
+        raise SolverError(f"{_n(b.entries[0].path)}: holds boards of another instance or size "
+                          f"than {_n(a.entries[0].path)}: one dataset holds one instance's "
+                          f"boards")
+
+
+def _check_twice(boards: Boards, entries: list[Part], row_entry: np.ndarray,
+                 group: np.ndarray, chosen: np.ndarray) -> None:
+    """DamagedDataError when a file holding a restart another file holds (a part a
+    compaction did not remove) holds other rows than that one."""
+    by = np.argsort(row_entry, kind="stable")
+    count = np.bincount(row_entry, minlength=len(entries))
+    start = np.concatenate([[0], np.cumsum(count)])
+    kinds = dict(BOARD_STATS)
+    is_chosen = np.zeros(len(entries), dtype=bool)
+    is_chosen[chosen] = True
+    for e in np.flatnonzero(~is_chosen).tolist():
+        c = int(chosen[group[e]])
+        a, b = by[start[e]:start[e + 1]], by[start[c]:start[c + 1]]
+        same = len(a) == len(b) and np.array_equal(boards.cells[a], boards.cells[b]) and all(
+            np.array_equal(v[a], v[b], equal_nan=kinds[k].startswith("float"))
+            for k, v in boards.stats.items())
+        if not same:
+            p, q = entries[e], entries[c]
+            raise DamagedDataError(f"{_n(p.path)}: holds other rows for seed {p.seed} restart "
+                                   f"{p.restart} than {_n(q.path)}, which holds that restart "
+                                   f"too (a part a compaction merged, changed since?); it is "
+                                   f"left as it is: move the wrong one aside")
+
+
+def _take(boards: Boards, rows: np.ndarray) -> Boards:
+    return Boards(boards.cells[rows], {k: v[rows] for k, v in boards.stats.items()},
+                  boards.meta)
+
+
+def _metas(con, files: list[str]) -> list[dict[str, str]]:
+    """Each file's key-value metadata but Arrow's schema."""
+    kv = con.sql("SELECT file_name, key, value FROM parquet_kv_metadata(?) WHERE key <> "
+                 "'ARROW:schema'::BLOB", params=[files]).to_arrow_table()
+    index = {f: i for i, f in enumerate(files)}
+    metas: list[dict[str, str]] = [{} for _ in files]
+    for f, k, v in zip(*(kv.column(c).to_pylist() for c in ("file_name", "key", "value")),
+                       strict=True):
+        metas[index[f]][k.decode(errors="replace")] = v.decode(errors="replace")
+    return metas
+
+
+def _read_all(files: list[str]) -> list[dict[str, str]]:
+    """Read every row of `files` with DuckDB (its error when it cannot); their metadata."""
+    con = _connect()
+    try:
+        con.sql("SELECT * FROM read_parquet(?, filename = true, file_row_number = true, "
+                "hive_partitioning = false)", params=[files]).to_arrow_table()
+        return _metas(con, files)
+    finally:
+        con.close()
+
+
+def _want_meta(meta: dict[str, str], instance: Instance | None, first: Path) -> dict[str, str]:
+    """What every file's metadata must say: the first file's, checked by `read_boards`
+    when it is not a boards file of this version and instance."""
+    ok = (meta.get("format") == BOARDS_FORMAT and meta.get("version") == str(BOARDS_VERSION)
+          and all(meta.get(k, "").isascii() and meta.get(k, "").isdigit()
+                  and 0 < int(meta[k]) <= 64 for k in ("width", "height"))
+          and (instance is None or (meta.get("instance"), int(meta["width"]),
+                                    int(meta["height"])) == (instance.id, instance.width,
+                                                             instance.height)))
+    if not ok:
+        read_boards(first, instance)  # its error names the file
+        raise SolverError(f"{_n(first)}: a boards file of version {meta.get('version')!r:.20}"
+                          f" (a dataset's files are version {BOARDS_VERSION})")
+    return meta
+
+
+def _size_of(meta: dict[str, str], want: dict[str, str], path: Path) -> None:
+    """SolverError when the file `path` (read sound alone) holds other boards than the
+    first file: another instance or board size."""
+    keys = ("instance", "width", "height")
+    if tuple(meta.get(k) for k in keys) != tuple(want[k] for k in keys):
+        raise SolverError(f"{_n(path)}: holds boards of instance {meta.get('instance')!r:.80}"
+                          f" ({meta.get('width')}x{meta.get('height')}), the dataset's first "
+                          f"file those of {want['instance']!r:.80} ({want['width']}x"
+                          f"{want['height']}): one dataset holds one instance's boards")
+
+
+def _file_problem(meta: dict[str, str], want: dict[str, str], rows: Boards,
+                  f: DatasetFile) -> Exception | None:
+    """What is wrong with the file `f` (its metadata, the digest of its rows, their seed
+    and restart against its name: a compacted file's against the restarts it holds), or
+    None."""
+    keys = ("format", "version", "instance", "width", "height")
+    if tuple(meta.get(k) for k in keys) != tuple(want[k] for k in keys):
+        return SolverError(f"{_n(f.path)}: holds boards of instance {meta.get('instance')!r:.80}"
+                           f" ({meta.get('width')}x{meta.get('height')}, version "
+                           f"{meta.get('version')!r:.20}), the dataset's first file those of "
+                           f"{want['instance']!r:.80} ({want['width']}x{want['height']}, "
+                           f"version {want['version']}): one dataset holds one instance's "
+                           f"boards")
+    if meta.get(DIGEST_KEY) != rows_digest(meta, rows):
+        return DamagedDataError(f"{_n(f.path)}: damaged boards file (its rows do not match "
+                                f"their digest: a changed byte); it is left as it is: restore "
+                                f"it from a copy, or move it aside")
+    st = rows.stats
+    if f.compacted:
+        held = np.array([p.restart for p in f.entries], dtype=np.int64)
+        if not (np.all(st["seed"] == f.seed) and np.all(np.diff(st["restart"]) >= 0)
+                and np.array_equal(np.unique(st["restart"]), held)):
+            return DamagedDataError(f"{_n(f.path)}: holds rows of other seeds or restarts than "
+                                    f"the {len(held)} restarts of seed {f.seed} its name says "
+                                    f"(a compacted file renamed?): move it aside")
+        return None
+    p = f.entries[0]
+    if not (np.all(st["seed"] == p.seed) and np.all(st["restart"] == p.restart)):
+        return DamagedDataError(f"{_n(f.path)}: holds rows of seed {st['seed'][0]} restart "
+                                f"{st['restart'][0]}, not of the seed {p.seed} and restart "
+                                f"{p.restart} its name says (a part renamed?): move it aside")
+    return None
+
+
+def _recount(instance: Instance, boards: Boards, files: list[DatasetFile], bounds) -> None:
+    """`check_rows` over the rows, `CHECK_ROWS` at a time; a failure is told naming its
+    file and its row there."""
+    k = len(boards)
+    for a in range(0, k, CHECK_ROWS):
+        b = min(k, a + CHECK_ROWS)
+        try:
+            check_rows(instance, _rows(boards, a, b), files[0].path)
+        except DamagedDataError:
+            first = int(np.searchsorted(bounds, a, side="right")) - 1
+            for i in range(first, len(files)):
+                check_rows(instance, _rows(boards, int(bounds[i]), int(bounds[i + 1])),
+                           files[i].path)
+            raise
+
+
+def _rows(boards: Boards, a: int, b: int) -> Boards:
+    return Boards(boards.cells[a:b], {k: v[a:b] for k, v in boards.stats.items()})
+
+
+def _culprit(files: list[DatasetFile], instance: Instance | None, e: Exception) -> None:
+    """Raise the error of the file DuckDB could not read with the others: the first file
+    (those DuckDB's error names first) it cannot read alone, with `read_boards`'s error
+    when that one has one; else the first `read_boards` refuses or that holds other
+    boards than the first file; else a DamagedDataError with DuckDB's error."""
+    import duckdb
+    import pyarrow as pa
+
+    named = set(_NAMED.findall(str(e)))
+    for f in sorted(files, key=lambda f: str(f.path) not in named):
+        try:
+            _read_all([str(f.path)])
+        except (duckdb.Error, pa.ArrowException, OSError) as alone:
+            read_boards(f.path, instance)  # its own error names it, else ours does
+            raise DamagedDataError(f"{_n(f.path)}: damaged boards file (DuckDB cannot read "
+                                   f"it: {first_line(alone)}); it is left as it is: restore it "
+                                   f"from a copy, or move it aside") from None
+    want = _read_all([str(files[0].path)])[0]
+    for f in sorted(files, key=lambda f: str(f.path) not in named):
+        read_boards(f.path, instance)
+        _size_of(_read_all([str(f.path)])[0], want, f.path)
+    raise DamagedDataError(f"{_n(files[0].path.parent.parent)}: a boards dataset whose files "
+                           f"cannot be read together ({first_line(e)})") from None
+
+
+def _table(boards: Boards, arms: np.ndarray):
+    """The rows as one Arrow table, then `arm`; one chunk a column (DuckDB scans a chunk a
+    part six times slower)."""
+    import pyarrow as pa
+
+    n = boards.cells.shape[1]
+    cols = {f"c{i}": pa.array(boards.cells[:, i], pa.int16()) for i in range(n)}
+    cols.update({k: pa.array(list(boards.stats[k]) if kind == "string"
+                             else boards.stats[k], arrow_type(kind))
+                 for k, kind in BOARD_STATS})
+    cols["arm"] = pa.array(list(arms), pa.string())
+    return pa.table(cols)

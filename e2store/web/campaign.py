@@ -1,0 +1,412 @@
+"""The explorer's page of a boards dataset (`serve --boards DIR`), a best-score campaign's
+(issue 48) while it runs: per shard, its progress (restarts done, placements per second,
+best score and depth, when its last part came, and whether it is done, running or was
+stopped); per arm, its best board drawn with its mismatched joins and its viewer link;
+the best score over time, a line per arm; and the arms compared as the campaign report
+compares them (`e2store.reports.campaign`: rate, depth and filled-score distributions,
+fractions reaching the top depths with their intervals, the rank test of each pair, the
+tail), with the boards page's own parts (`boards_data`: every row by score, the best one).
+
+Each load reads the parts that came since the last (`BoardsSource.read_dataset`); what is
+derived from the rows alone (the statistics, pictures and plots) is kept until a new part
+comes.  The shards are those of the rows' restarts (k % N) when the campaign tells N: its
+receipts (`<results>/best/receipts/<arm>/s<seed>-shard-<k>-of-<n>.json`, beside the
+dataset when it is a campaign's `boards/` directory: a job that ended), its jobs' logs
+(`<results>/best/logs/...`, the same names in `.log`: a job started), or the lock a
+running writer holds in the dataset (`arm=<arm>/.seed=<s>[.shard=<k>of<n>].lock`: gone
+when the writer ends, left by one killed; a shard seen so stays known to the server).
+Else a row per (arm, seed).  While a writer holds its lock, or a part came in the last
+`LIVE_SECONDS` and not every shard is done, the page reloads itself every
+`REFRESH_SECONDS`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from e2store.instance.model import Instance
+from e2store.web.boards import BoardsSource, board_svg, boards_data, viewer_url, waiting_page
+
+LIVE_SECONDS = 600  # a part this recent: the campaign is taken as running
+REFRESH_SECONDS = 30  # the page of a running campaign reloads itself this often
+RESAMPLES = 2000  # bootstrap resamples, as the campaign report's
+MAX_DOTS = 2000  # boards per arm drawn as dots on the time plot (beyond: the line alone)
+_RECEIPT = re.compile(r"s([0-9]+)-shard-([0-9]+)-of-([0-9]+)\.json")
+_LOCK = re.compile(r"\.seed=([0-9]+)(?:\.shard=([0-9]+)of([0-9]+))?\.lock")
+_LOG = re.compile(r"s([0-9]+)-shard-([0-9]+)-of-([0-9]+)\.log")
+_HOLDER = re.compile(r"pid ([0-9]+) on (.+)")
+
+Key = tuple[str, int, int | None, int | None]  # (arm, seed, shard k, of n)
+
+
+def receipts_dir(root: Path) -> Path | None:
+    """Where a campaign's receipts are: `receipts/` beside the dataset when it is a
+    campaign's `boards/` directory (`<results>/best/`), else None."""
+    root = Path(os.path.abspath(root))
+    found = root.parent / "receipts"
+    return found if root.name == "boards" and found.is_dir() else None
+
+
+def read_receipts(where: Path | None) -> dict[Key, dict]:
+    """The receipts under `where` (`<arm>/s<seed>-shard-<k>-of-<n>.json`) by (arm, seed,
+    k, n): each its JSON, {} when it cannot be read now (being written)."""
+    out: dict[Key, dict] = {}
+    if where is None:
+        return out
+    for arm_dir in sorted(where.iterdir()):
+        if not arm_dir.is_dir():
+            continue
+        for f in sorted(arm_dir.iterdir()):
+            m = _RECEIPT.fullmatch(f.name)
+            if m is None:
+                continue
+            try:
+                got = json.loads(f.read_text())
+            except (OSError, ValueError):
+                got = {}
+            out[(arm_dir.name, int(m[1]), int(m[2]), int(m[3]))] = \
+                got if isinstance(got, dict) else {}
+    return out
+
+
+def writers(root: Path) -> dict[Key, str]:
+    """The dataset's writers by (arm, seed, k, n) (k, n None for a run of every restart),
+    from their lock files: "running", or "stopped" when the lock names a process of this
+    host that is gone (a killed run: its rerun goes on from its next restart).  Read
+    only: a lock is never taken here (a writer starting then would be refused)."""
+    from e2store.files import pid_alive
+
+    host = os.uname().nodename
+    out: dict[Key, str] = {}
+    for arm_dir in sorted(root.glob("arm=*")):
+        try:
+            names = [e.name for e in os.scandir(arm_dir) if e.name.startswith(".seed=")]
+        except OSError:
+            continue
+        for name in names:
+            m = _LOCK.fullmatch(name)
+            if m is None:
+                continue
+            try:
+                h = _HOLDER.fullmatch((arm_dir / name).read_text()[:200].strip())
+            except OSError:
+                continue  # gone: its writer ended
+            dead = h is not None and h[2] == host and not pid_alive(int(h[1]))
+            k, n = (None, None) if m[2] is None else (int(m[2]), int(m[3]))
+            out[(arm_dir.name[4:], int(m[1]), k, n)] = "stopped" if dead else "running"
+    return out
+
+
+def started(where: Path | None) -> set[Key]:
+    """The shards a campaign's jobs were started for, from their logs' names under
+    `where` (`<arm>/s<seed>-shard-<k>-of-<n>.log`, written as a job starts)."""
+    out: set[Key] = set()
+    if where is None or not where.is_dir():
+        return out
+    for arm_dir in where.iterdir():
+        if arm_dir.is_dir():
+            out |= {(arm_dir.name, int(m[1]), int(m[2]), int(m[3])) for f in arm_dir.iterdir()
+                    if (m := _LOG.fullmatch(f.name))}
+    return out
+
+
+def shard_progress(d, receipts: dict[Key, dict], locks: dict[Key, str],
+                   seen: Iterable[Key] = ()) -> list[dict]:
+    """A row per shard of the dataset `d` (`DatasetBoards`): per (arm, seed), split by
+    restart % N when its receipts, locks and the shards `seen` started (`started`, locks
+    seen before) tell one shard count N; its restarts (rows of source "best"), nodes,
+    seconds and placements per second over them, best score and depth over all its
+    rows, the time its last board was found; `state` "done" (its receipt: `ended`,
+    `finished`), "running", "stopped" or "" (none of those known)."""
+    st = d.boards.stats
+    arms = np.asarray(d.arms, dtype=object)
+    starts = np.flatnonzero(np.concatenate([[True], arms[1:] != arms[:-1]])) if len(
+        arms) else np.zeros(0, np.int64)  # runs of one arm: parts come in arm order
+    names = sorted({str(arms[i]) for i in starts})
+    code = {a: i for i, a in enumerate(names)}
+    arm_ix = np.repeat(np.array([code[str(arms[i])] for i in starts], dtype=np.int64),
+                       np.diff(np.append(starts, len(arms))))
+    seed = np.asarray(st["seed"], dtype=np.int64)
+    restart = np.asarray(st["restart"], dtype=np.int64)
+    told = [*receipts, *locks, *seen]
+    pair_rows, pair_ix = np.unique(np.column_stack([arm_ix, seed]).reshape(-1, 2), axis=0,
+                                   return_inverse=True)
+    pair_ix = pair_ix.reshape(-1)
+    pairs = {(names[a], int(s)) for a, s in pair_rows.tolist()} | {k[:2] for k in told}
+    counts = {p: {k[3] for k in told if k[:2] == p and k[3]} for p in pairs}
+    of = {p: n.pop() if len(n) == 1 else None for p, n in counts.items()}
+    shard = np.full(len(arms), -1, dtype=np.int64)
+    for j, (a, s) in enumerate(pair_rows.tolist()):
+        n = of[(names[a], int(s))]
+        if n is not None:
+            mine = pair_ix == j
+            shard[mine] = restart[mine] % n
+    group_rows, g = np.unique(np.column_stack([pair_ix, shard]).reshape(-1, 2), axis=0,
+                              return_inverse=True)
+    g = g.reshape(-1)
+    keys: dict[tuple[str, int, int | None], int] = {}
+    for j, k in group_rows.tolist():
+        a, s = pair_rows[j].tolist()
+        keys[(names[a], int(s), None if k < 0 else int(k))] = len(keys)
+    for a, s, k, n in told:  # shards with no part yet
+        if of[(a, s)] is None or n == of[(a, s)]:
+            keys.setdefault((a, s, None if of[(a, s)] is None else k), len(keys))
+    m = len(keys)
+    best = np.asarray(st["source"], dtype=object) == "best"
+    restarts = np.bincount(g, weights=best, minlength=m)
+    nodes = np.bincount(g, weights=np.where(best, st["nodes"], 0), minlength=m)
+    seconds = np.bincount(g, weights=np.where(best, st["seconds"], 0.0), minlength=m)
+    top = {c: np.full(m, -1, dtype=np.int64) for c in ("score", "depth")}
+    for c, v in top.items():
+        np.maximum.at(v, g, np.asarray(st[c], dtype=np.int64))
+    last = np.zeros(m)
+    np.maximum.at(last, g, np.asarray(st["found"], dtype=np.float64))
+    now = time.time()
+    out = []
+    for (a, s, k), i in sorted(keys.items(), key=lambda t: (t[0][0], t[0][1], t[0][2] or 0)):
+        n = of[(a, s)]
+        got = receipts.get((a, s, k, n)) if k is not None else None
+        state = locks.get((a, s, k, n), "") if k is not None else max(
+            (v for key, v in locks.items() if key[:2] == (a, s)), default="",
+            key=lambda v: v == "running")
+        if got is not None and state != "running":
+            state = "done"
+        out.append({
+            "arm": a, "seed": s, "shard": None if k is None else [k, n],
+            "restarts": int(restarts[i]), "nodes": int(nodes[i]),
+            "seconds": float(seconds[i]),
+            "rate": _num(nodes[i] / seconds[i]) if seconds[i] > 0 else None,
+            "score": int(top["score"][i]) if top["score"][i] >= 0 else None,
+            "depth": int(top["depth"][i]) if top["depth"][i] >= 0 else None,
+            "last": float(last[i]) or None, "ago": _ago(now - last[i]) if last[i] else "",
+            "when": _when(last[i]), "state": state,
+            "ended": (got or {}).get("ended"), "finished": _when((got or {}).get("finished"))})
+    return out
+
+
+def campaign_page(source: BoardsSource, *, pictures: bool = True) -> dict:
+    """The page of the boards dataset `source` follows: the boards page's data
+    (`boards_data`, its rows with their arm) and `campaign` (`campaign_data`); the
+    waiting page while no part is there."""
+    try:
+        instance, d = source.read_dataset()
+    except FileNotFoundError:
+        return waiting_page(source.path)
+    kept = _kept(source, instance, d)
+    return {**kept["page"], "campaign": campaign_data(source, instance, d,
+                                                      pictures=pictures)}
+
+
+def campaign_data(source: BoardsSource, instance: Instance, d, *,
+                  pictures: bool = True) -> dict:
+    """A dataset `d` (`DatasetBoards`) as a campaign: `shards` (`shard_progress`),
+    `arms` (per arm: its statistics, `arm_stats`, its tail, `tail_hours`, and its best
+    board with its viewer URL), `comparisons` (each pair of arms on deepest depth and
+    filled score, `compare_arms`), `live` and `refresh`; with `pictures`, each arm's best
+    board drawn, the best score over time and the distributions as SVG."""
+    kept = _kept(source, instance, d)
+    if pictures and "drawn" not in kept:
+        kept["drawn"] = _drawn(instance, d, kept["rows"], kept["derived"])
+    where = receipts_dir(source.path)
+    locks = writers(source.path)
+    seen = source.cache["shards seen"] = source.cache.get("shards seen", frozenset()) | {
+        k for k in locks if k[3] is not None}  # a lock's shard stays known once it is gone
+    logs = None if where is None else where.parent / "logs"
+    shards = shard_progress(d, read_receipts(where), locks, seen | started(logs))
+    recent = time.time() - max((r["last"] or 0.0 for r in shards), default=0.0) < LIVE_SECONDS
+    live = any(r["state"] == "running" for r in shards) or (
+        recent and not all(r["state"] == "done" for r in shards))
+    return {**kept["derived"], "shards": shards, "receipts": None if where is None else
+            str(where), "live": live, "refresh": REFRESH_SECONDS if live else None,
+            **(kept["drawn"] if pictures else {})}
+
+
+def _kept(source: BoardsSource, instance: Instance, d) -> dict:
+    """What the page derives from the rows of `d` alone, kept in `source.cache` until a
+    read finds a new part: `page` (`boards_data`), `rows` (`restart_arrays`),
+    `derived` (`_derived`), and `drawn` once drawn."""
+    from e2store.solver.board_sources import restart_arrays
+
+    kept = source.cache.get("campaign")
+    if kept is None or kept["of"] is not d:
+        page = boards_data(source.path, instance, d.boards, pictures=False)
+        for r in [*page["rows"], *([page["best_row"]] if page["best_row"] else [])]:
+            r["arm"] = str(d.arms[r["row"]])
+        rows = restart_arrays(d.boards, d.arms)
+        kept = source.cache["campaign"] = {"of": d, "page": page, "rows": rows,
+                                           "derived": _derived(instance, d, rows)}
+    return kept
+
+
+def _derived(instance: Instance, d, rows: dict[str, dict[str, np.ndarray]]) -> dict:
+    """The arms' statistics, best boards and comparisons (`campaign_data`)."""
+    from e2store.reports.campaign import (
+        arm_stats,
+        compare_arms,
+        report_thresholds,
+        restart_seconds,
+        tail_hours,
+    )
+    from e2store.solver.boards import Boards, best_row
+
+    depths, targets = report_thresholds(rows)  # the board's, as the report's: 248.. on E2
+    of_arm = np.asarray(d.arms, dtype=str)
+    arms = []
+    for k, (name, r) in enumerate(rows.items()):
+        s = arm_stats(r["depth"], r["filled"], r["nodes"], r["seconds"], depths=depths,
+                      resamples=RESAMPLES, seed=2 * k)  # the report's seeds
+        t = tail_hours(r["filled"], restart_seconds(r), targets)
+        mine = np.flatnonzero(of_arm == name)
+        b = best_row(Boards(np.empty((len(mine), 0)),  # its stats alone: no cells copied
+                            {c: d.boards.stats[c][mine] for c in ("score", "depth", "source")}))
+        i = None if b is None else int(mine[b])
+        arms.append({
+            "arm": name, "boards": len(mine), "restarts": s.restarts, "rate": _num(s.rate),
+            "seconds_per_restart": _num(s.seconds_per_restart),
+            "depth": {"mean": _est(s.depth_mean), "median": _est(s.depth_median),
+                      "max": int(r["depth"].max())},
+            "filled": {"mean": _est(s.filled_mean), "median": _est(s.filled_median),
+                       "max": int(r["filled"].max())},
+            "reach": [{"depth": v, "seen": int(np.count_nonzero(r["depth"] >= v)),
+                       **_est(s.reach[v])} for v in depths],
+            "tail": [{"score": g.score, "seen": g.seen, "probability": _num(g.probability),
+                      "source": g.source, "core_hours": _num(g.core_hours)}
+                     for g in t.targets],
+            "best": None if i is None else {
+                "row": i, **d.boards.row(i), "url": viewer_url(instance, d.boards.cells[i])}})
+    comparisons = []
+    names = list(rows)
+    for value in ("depth", "filled"):
+        for j, a in enumerate(names):
+            for b_ in names[j + 1:]:
+                c = compare_arms(rows[a][value], rows[b_][value])
+                comparisons.append({
+                    "value": value, "a": a, "b": b_, "u": c.u, "z": _num(c.z), "p": _num(c.p),
+                    "effect": _num(c.effect), "significant": c.significant,
+                    "restarts_needed": c.restarts_needed, "more_restarts": c.more_restarts})
+    return {"arms": arms, "comparisons": comparisons, "depths": list(depths),
+            "targets": list(targets),
+            "resamples": RESAMPLES, "restarts": sum(a["restarts"] for a in arms)}
+
+
+def _drawn(instance: Instance, d, rows: dict[str, dict[str, np.ndarray]],
+           derived: dict) -> dict:
+    """Each arm's best board drawn, the time plot and the distributions (SVG)."""
+    boards = []
+    top = max((a["best"]["score"] for a in derived["arms"] if a["best"]), default=None)
+    for a in derived["arms"]:
+        if a["best"] is not None:
+            i = a["best"]["row"]
+            boards.append({"arm": a["arm"], "row": i, "url": a["best"]["url"],
+                           "best": a["best"]["score"] == top,
+                           "svg": board_svg(instance, d.boards, i, f"arm {a['arm']}")})
+    return {"pictures": boards, "time_plot": time_plot(d.boards.stats, d.arms),
+            "distribution_plot": distribution_plot(rows)}
+
+
+def time_plot(st: dict, arms) -> str | None:
+    """Best score so far against the time its board was found (hours since the first
+    board), a line per arm, as inline SVG (boards of unknown time left out; None when no
+    board's time is known: boards files before version 3)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from e2store.web.reports import figure_svg
+
+    found = np.asarray(st["found"], dtype=np.float64)
+    arms = np.asarray(arms, dtype=str)
+    known = found > 0
+    if not known.any():
+        return None
+    t0 = found[known].min()
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    end = float((found[known].max() - t0) / 3600)
+    for k, name in enumerate(sorted(set(arms.tolist()))):
+        mine = np.flatnonzero(known & (arms == name))
+        if not len(mine):
+            continue
+        order = mine[np.argsort(found[mine], kind="stable")]
+        x = (found[order] - t0) / 3600
+        y = np.asarray(st["score"], dtype=np.int64)[order]
+        best = np.maximum.accumulate(y)
+        colour = f"C{k % 10}"
+        ax.step(np.append(x, end), np.append(best, best[-1]), where="post", color=colour,
+                label=f"{name}: best {int(best[-1])}")
+        if len(order) <= MAX_DOTS:
+            ax.plot(x, y, ".", color=colour, alpha=0.3, markersize=4)
+    ax.set_xlabel("hours since the first board")
+    ax.set_ylabel("score (matched joins)")
+    ax.set_title("Best score so far per arm (dots: each board)", fontsize=10)
+    ax.legend(loc="lower right", fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    svg = figure_svg(fig)
+    plt.close(fig)
+    return svg
+
+
+def distribution_plot(rows: dict[str, dict[str, np.ndarray]]) -> str:
+    """Per arm, the fraction of its restarts whose deepest depth, and whose filled score,
+    reaches at least each value (survival curves, log scale: the upper tail a record hunt
+    lives on stays readable however few restarts reach it), as inline SVG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from e2store.web.reports import figure_svg
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    for ax, (value, label) in zip(axes, (("depth", "deepest depth"),
+                                         ("filled", "filled score")), strict=True):
+        for k, (name, r) in enumerate(rows.items()):
+            v = np.sort(np.asarray(r[value], dtype=np.int64))
+            xs, first = np.unique(v, return_index=True)
+            reach = (len(v) - first) / len(v)  # fraction of restarts >= each value seen
+            ax.step(xs, reach, where="post", color=f"C{k % 10}", marker=".",
+                    label=f"{name} ({len(v)} restarts)")
+        ax.set_yscale("log")
+        ax.set_xlabel(label)
+        ax.set_ylabel("fraction of restarts reaching it")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    svg = figure_svg(fig)
+    plt.close(fig)
+    return svg
+
+
+def _num(x: float) -> float | None:
+    """A float for JSON: None for NaN and infinity (JSON has neither)."""
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _est(e) -> dict:
+    """An `Estimate` as JSON: value, low, high."""
+    return {"value": _num(e.value), "low": _num(e.low), "high": _num(e.high)}
+
+
+def _when(t: Any) -> str:
+    """Epoch seconds as UTC date and time ("" for none)."""
+    if not isinstance(t, (int, float, np.floating)) or not t or not math.isfinite(t):
+        return ""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(float(t)))
+
+
+def _ago(s: float) -> str:
+    """A duration as "12 s ago", "5 min ago", "3.2 h ago"."""
+    s = max(0.0, float(s))
+    return (f"{s:.0f} s ago" if s < 120 else f"{s / 60:.0f} min ago" if s < 7200
+            else f"{s / 3600:.1f} h ago")
