@@ -6,14 +6,21 @@ refused in one line before anything runs."""
 
 from __future__ import annotations
 
+import collections
 import json
+import os
+import random
 import re
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 import yaml
+from naive import random_board_pieces
 from naive_best import unsolvable_pieces
-from test_pipeline import _benchmark_file, _instance, _snakemake
+from test_pipeline import REPO, _benchmark_file, _command, _env, _instance, _snakemake
 
 from e2store.errors import SolverError
 from e2store.instance.e2sfile import write_e2store
@@ -38,6 +45,32 @@ def _work(root: Path, best: dict | None = None, text: str | None = None) -> Path
     cfg = {**CFG, "best": BEST if best is None else best}
     (root / "cfg.yaml").write_text(text if text is not None else yaml.safe_dump(cfg))
     return root
+
+
+def _no_perfect_board(work: Path) -> Path:
+    """The campaign's 6x6 replaced by one no board matches perfectly: a random board's
+    pieces with one inner side recoloured leave two colours on an odd number of sides (a
+    perfect board pairs every side), so no restart ends its shard early."""
+    pieces = [list(p) for p in random_board_pieces(6, 6, 3, 4, 3)]
+    i = next(i for i, p in enumerate(pieces) if 0 not in p)
+    pieces[i][0] = 4 + (pieces[i][0] - 4 + 1) % 4  # another of the inner colours 4..7
+    assert any(n % 2 for n in collections.Counter(c for p in pieces for c in p if c).values())
+    write_e2store(Instance("u", 6, 6, [tuple(p) for p in pieces]), work / "u.e2s")
+    return work
+
+
+def _restarts(boards: Path) -> dict[tuple, tuple]:
+    """(arm, seed, restart, source) -> the board's cells and its search statistics (not its
+    times), for every row of a campaign's dataset; each key once."""
+    got = read_boards_dataset(boards, read_instance(boards.parents[2] / "u.e2s"))
+    b, out = got.boards, {}
+    for i in range(len(b)):
+        key = (str(got.arms[i]), int(b.stats["seed"][i]), int(b.stats["restart"][i]),
+               str(b.stats["source"][i]))
+        assert key not in out, key
+        out[key] = (tuple(b.cells[i].tolist()), *(int(b.stats[k][i]) for k in (
+            "score", "depth", "joins", "mismatches", "holes", "nodes")), str(b.stats["url"][i]))
+    return out
 
 
 def _rows(b, source="best") -> list[tuple]:
@@ -162,3 +195,66 @@ def test_the_example_configs_plan_every_job(name, jobs):
                       "--replace-workflow-config")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert re.search(rf"best_shard\s+{jobs}\b", proc.stdout + proc.stderr)
+
+
+def test_kill_9_at_random_moments_then_a_rerun_equals_an_unbroken_campaign(tmp_path):
+    """The whole `snakemake best` (its jobs and their searches) killed with SIGKILL twice,
+    each time once a random number of parts are written, then run again to its end: the
+    same dataset as a campaign never stopped, each (arm, seed, restart) once."""
+    best = {**BEST, "arms": {"a": FAST}, "restarts": 4, "restart_nodes": 1_000_000}
+    unbroken = _no_perfect_board(_work(tmp_path / "unbroken", best))
+    proc = _snakemake(unbroken, None, "best", "--configfile", str(unbroken / "cfg.yaml"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    work = _no_perfect_board(_work(tmp_path / "killed", best))
+    boards = work / "res" / "best" / "boards"
+    cmd = _command(work, None, "best", "--configfile", str(work / "cfg.yaml"))
+    rng = random.Random(48)
+    total = best["shards"] * best["restarts"]
+    for _ in range(2):
+        have = len(dataset_parts(boards)) if boards.exists() else 0
+        at = rng.randint(have + 1, min(have + 3, total - 1))  # kill once `at` parts exist
+        subprocess.run(_command(work, None, "--unlock", "--configfile", str(work / "cfg.yaml")),
+                       capture_output=True, env=_env(), timeout=300)  # the killed run's lock
+        run = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               env=_env(), start_new_session=True, text=True)
+        deadline = time.time() + 600
+        while run.poll() is None and time.time() < deadline:
+            if boards.exists() and len(dataset_parts(boards)) >= at:
+                time.sleep(rng.uniform(0, 0.3))  # a random moment past it
+                break
+            time.sleep(0.02)
+        assert run.poll() is None, (at, run.stderr.read()[-3000:] if run.stderr else "")
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
+    subprocess.run(_command(work, None, "--unlock", "--configfile", str(work / "cfg.yaml")),
+                   capture_output=True, env=_env(), timeout=300)
+    proc = _snakemake(work, None, "best", "--configfile", str(work / "cfg.yaml"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got, want = _restarts(boards), _restarts(unbroken / "res" / "best" / "boards")
+    assert got == want and len({k[:3] for k in got}) == total
+
+
+E2 = REPO.parent / "shared" / "instances" / "e2_gallicchio.puz"
+
+
+def test_a_campaign_on_eternity_ii_equals_solve_best_by_hand(tmp_path):
+    """Eternity II, centre clue, small budgets: 2 shards of 1 restart through Snakemake hold
+    the restarts `solve_best` finds by hand, board for board."""
+    if not E2.exists():
+        pytest.skip(f"{E2} not found")
+    arm = {"kernel": "generic", "no-fill": True}
+    best = {"instance": str(E2), "clues": "centre", "arms": {"bw": arm}, "seeds": [5],
+            "shards": 2, "restarts": 1, "restart_nodes": 300_000}
+    work = _work(tmp_path / "w", best)
+    proc = _snakemake(work, None, "best", "--configfile", str(work / "cfg.yaml"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    inst = read_instance(E2)
+    got = read_boards_dataset(work / "res" / "best" / "boards", inst)
+    assert [(p.arm, p.seed, p.restart) for p in got.parts] == [("bw", 5, 0), ("bw", 5, 1)]
+    solve_best(inst, tmp_path / "hand/", clues="centre", seed=5, restarts=2,
+               restart_nodes=300_000, kernel="generic", fill=False, arm="bw")
+    hand = read_boards_dataset(tmp_path / "hand", inst)
+    assert _rows(got.boards) == _rows(hand.boards) and len(hand.boards) == 2
+    saved = sorted((work / "res" / "best" / "saved").glob("*.txt"))
+    assert saved and max(read_boards_scores(saved, inst)) == max(
+        r[2] for r in _rows(hand.boards))

@@ -323,3 +323,13 @@ def test_the_command_equals_the_library(inst, dataset, tmp_path):
     assert "1 compacted files written, 2 parts merged (digests checked)" in r.output
     r = CliRunner().invoke(main, ["compact-boards", str(tmp_path / "none")])
     assert r.exit_code == 2 and "no boards dataset there" in r.output
+
+
+def test_one_arm_s_directory_is_refused_naming_the_dataset(inst, dataset):
+    """An arm's directory given as a dataset: one line naming the dataset's directory (it
+    read as an empty dataset before: a report of no arms)."""
+    from e2store.errors import SolverError
+
+    with pytest.raises(SolverError, match=r"arm=b: one arm's directory .* give the "
+                                          r"directory holding it"):
+        read_boards_dataset(dataset / "arm=b", inst)

@@ -21,15 +21,11 @@ import time
 from pathlib import Path
 
 import pytest
-from naive import random_board_pieces
-from test_best_campaign import BEST, _work
+from test_best_campaign import BEST, _no_perfect_board, _restarts, _work
 from test_pipeline import REPO, _command, _env, _snakemake
 from test_slurm import SMALL, _cluster_up, _states, _submitted
 
-from e2store.instance.e2sfile import write_e2store
-from e2store.instance.formats import read_instance
-from e2store.instance.model import Instance
-from e2store.solver.boards_dataset import dataset_parts, read_boards_dataset
+from e2store.solver.boards_dataset import dataset_parts
 
 pytestmark = pytest.mark.slurm
 
@@ -76,18 +72,6 @@ def _slurm(work: Path, *extra: str) -> subprocess.CompletedProcess:
     return proc
 
 
-def _no_perfect_board(work: Path) -> Path:
-    """The campaign's 6x6 replaced by one no board matches perfectly: a random board's
-    pieces with one inner side recoloured leave two colours on an odd number of sides (a
-    perfect board pairs every side), so no restart ends its shard early."""
-    pieces = [list(p) for p in random_board_pieces(6, 6, 3, 4, 3)]
-    i = next(i for i, p in enumerate(pieces) if 0 not in p)
-    pieces[i][0] = 4 + (pieces[i][0] - 4 + 1) % 4  # another of the inner colours 4..7
-    assert any(n % 2 for n in collections.Counter(c for p in pieces for c in p if c).values())
-    write_e2store(Instance("u", 6, 6, [tuple(p) for p in pieces]), work / "u.e2s")
-    return work
-
-
 def _local(work: Path) -> Path:
     proc = _snakemake(work, None, "best", "--configfile", str(work / "cfg.yaml"))
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -98,20 +82,6 @@ def _rules(log: str) -> collections.Counter:
     """The rules of the SLURM jobs a run submitted (the plugin logs under rule_<rule>/)."""
     return collections.Counter(re.findall(
         r"submitted with SLURM jobid \d+ \(log: \S*/rule_(\w+)/", log))
-
-
-def _restarts(boards: Path) -> dict[tuple, tuple]:
-    """(arm, seed, restart, source) -> the board's cells and its search statistics (not its
-    times), for every row of a campaign's dataset; each key once."""
-    got = read_boards_dataset(boards, read_instance(boards.parents[2] / "u.e2s"))
-    b, out = got.boards, {}
-    for i in range(len(b)):
-        key = (str(got.arms[i]), int(b.stats["seed"][i]), int(b.stats["restart"][i]),
-               str(b.stats["source"][i]))
-        assert key not in out, key
-        out[key] = (tuple(b.cells[i].tolist()), *(int(b.stats[k][i]) for k in (
-            "score", "depth", "joins", "mismatches", "holes", "nodes")), str(b.stats["url"][i]))
-    return out
 
 
 def _same_campaign(local: Path, slurm: Path, restarts: int) -> None:

@@ -130,6 +130,10 @@ def dataset_files(root: str | Path, arm: str | None = None) -> list[DatasetFile]
         dirs = [f"arm={check_arm(arm)}"]
     else:
         dirs = sorted(e for e in os.listdir(root) if e.startswith("arm="))
+        if not dirs and root.name.startswith("arm=") and any(
+                e.endswith(".parquet") for e in os.listdir(root)):
+            raise SolverError(f"{_n(root)}: one arm's directory of a boards dataset, not a "
+                              f"dataset: give the directory holding it, {_n(root.parent)}")
     out: list[DatasetFile] = []
     for d in dirs:
         out += arm_files(root / d, d[4:])[0]
