@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from e2store.reports import (
     arm_stats,
     bootstrap,
+    campaign_markdown,
     campaign_report,
     compare_arms,
     fit_tail,
@@ -241,25 +242,43 @@ def test_restart_arrays_pair_each_best_board_with_its_filled_one():
         (0, 1, "best", 31, 52, 200, 2.0, 1001.0),  # not filled
         (0, 0, "best", 29, 49, 300, 3.0, 0.0), (0, 0, "filled", 36, 51, 300, 3.0, 9.0)]
     stats = [{"seed": s, "restart": k, "source": src, "depth": d, "score": sc,
-              "joins": 60, "mismatches": 0, "holes": 0, "nodes": n, "seconds": t, "found": f}
-             for s, k, src, d, sc, n, t, f in rows]
+              "joins": 60, "mismatches": 0, "holes": 0, "nodes": n, "seconds": t, "found": f,
+              "url": f"u{s}{k}{src[0]}"} for s, k, src, d, sc, n, t, f in rows]
     boards = make_boards(36, [np.full(36, -1)] * len(rows), stats)
     arms = np.array(["a", "a", "a", "b", "b"], dtype=object)
     got = restart_arrays(boards, arms)
     want = {"a": {"depth": [31, 30], "filled": [52, 55], "nodes": [200, 100],
-                  "seconds": [2.0, 1.0], "fill_seconds": [0.0, 0.5], "cells": [36, 36],
+                  "seconds": [2.0, 1.0], "fill_seconds": [0.0, 0.5], "seed": [0, 1],
+                  "restart": [1, 0], "url": ["u01b", "u10f"], "cells": [36, 36],
                   "joins": [60, 60]},
             "b": {"depth": [29], "filled": [51], "nodes": [300], "seconds": [3.0],
                   "fill_seconds": [0.0],  # a time unknown: none counted
-                  "cells": [36], "joins": [60]}}
+                  "seed": [0], "restart": [0], "url": ["u00f"], "cells": [36], "joins": [60]}}
     assert {a: {k: v.tolist() for k, v in r.items()} for a, r in got.items()} == want
     assert set(restart_arrays(boards)) == {"default"}
+
+
+def test_the_report_links_each_arm_s_best_boards():
+    """*Best boards*: per arm its best restarts by filled score then depth (at most 3),
+    each with its URL; without URLs in the rows, no such section."""
+    r = {"depth": np.array([240, 250, 245, 250, 230]),
+         "filled": np.array([450, 455, 455, 455, 440]),
+         "nodes": np.full(5, 10), "seconds": np.ones(5), "seed": np.array([0, 0, 1, 1, 2]),
+         "restart": np.array([0, 1, 2, 3, 4]), "url": np.array(list("abcde"), dtype=object)}
+    text = campaign_markdown({"x": r})
+    table = text[text.index("## Best boards"):]
+    rows = [line for line in table.splitlines() if line.startswith("| x |")]
+    # 455 at depth 250 twice (restarts 1, 3: the first first), then 455 at depth 245
+    assert [line.split(" | ")[4] for line in rows] == ["1", "3", "2"]
+    assert "[open in the viewer](b)" in rows[0] and "(c)" in rows[2]
+    assert "## Best boards" not in campaign_markdown({"x": {k: v for k, v in r.items()
+                                                           if k != "url"}})
 
 
 def test_the_tail_counts_each_restart_s_search_and_fill():
     """Core-hours to a score count the fill's seconds too; placements per second the
     search's alone."""
-    from e2store.reports import campaign_markdown, restart_seconds
+    from e2store.reports import restart_seconds
 
     filled = np.array([450, 451, 452, 453])
     r = {"depth": np.full(4, 240), "filled": filled, "nodes": np.full(4, 100),

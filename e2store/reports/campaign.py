@@ -514,4 +514,31 @@ def campaign_markdown(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarr
                       "| score | seen | predicted |", "|---|---|---|"]
             lines += [f"| >= {s} | {o} | {e:.1f} |" for s, o, e in t.check]
         lines.append("")
+    lines += _best_boards(rows)
     return "\n".join(lines) + "\n"
+
+
+BEST_LISTED = 3  # boards listed per arm in the report's *Best boards*
+
+
+def _best_boards(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]]) -> list[str]:
+    """The report's *Best boards*: each arm's best restarts (filled score, then depth) with
+    their viewer link, when the rows carry `url` (`restart_arrays` adds it, with `seed`
+    and `restart`)."""
+    if not rows or any("url" not in r for r in rows.values()):
+        return []
+    lines = ["## Best boards", "",
+             "Each arm's best restarts, by filled score then depth, each with its board (the "
+             "filled one when filled) in the e2.bucas.name viewer, in the official "
+             "orientation.", "",
+             "| arm | filled score | depth | seed | restart | board |", "|---|---|---|---|---|---|"]
+    for name, r in rows.items():
+        filled, depth = np.asarray(r["filled"]), np.asarray(r["depth"])
+        order = np.lexsort((np.arange(len(filled)), -depth, -filled))[:BEST_LISTED]
+        for i in order.tolist():
+            url = str(np.asarray(r["url"], dtype=object)[i])
+            link = f"[open in the viewer]({url})" if url else "(no viewer lettering)"
+            lines.append(f"| {name} | {int(filled[i])} | {int(depth[i])} | "
+                         f"{int(np.asarray(r['seed'])[i])} | {int(np.asarray(r['restart'])[i])} | "
+                         f"{link} |")
+    return lines + [""]

@@ -76,9 +76,10 @@ def restart_arrays(boards: Boards, arms: np.ndarray | None = None,
     report compares: `depth` (the restart's deepest board), `filled` (the score of that
     board with its holes filled; its own score when it was not filled), `nodes` and
     `seconds` (of the search), `fill_seconds` (of the fill: its two boards' `found`
-    apart), and the board's size, `cells` (W*H) and `joins` (2WH - W - H), from which the
-    report takes its depths and target scores; a boards file is one arm, "default".  The
-    rows of a boards file or dataset as `e2store.reports.campaign_report` takes them."""
+    apart), its `seed`, `restart` and `url` (the filled board's), and the board's size,
+    `cells` (W*H) and `joins` (2WH - W - H), from which the report takes its depths and
+    target scores; a boards file is one arm, "default".  The rows of a boards file or
+    dataset as `e2store.reports.campaign_report` takes them."""
     st = boards.stats
     arm = (np.full(len(st["seed"]), "default", dtype=object) if arms is None
            else np.asarray(arms, dtype=object))
@@ -87,6 +88,7 @@ def restart_arrays(boards: Boards, arms: np.ndarray | None = None,
     key = np.asarray(st["seed"], np.int64) * (1 << 32) + np.asarray(st["restart"], np.int64)
     score = np.asarray(st["score"])
     found = np.asarray(st.get("found", np.zeros(len(score))), dtype=np.float64)
+    urls = np.asarray(st.get("url", np.full(len(score), "", dtype=object)), dtype=object)
     for name in sorted(set(arm.tolist())):
         mine = arm == name
         best = np.flatnonzero(mine & (source == "best"))
@@ -96,6 +98,7 @@ def restart_arrays(boards: Boards, arms: np.ndarray | None = None,
         # the fill's time: from the deepest board's `found` to its filled board's (0 when
         # either is unknown); `seconds` is the search's alone
         found_of = dict(zip(key[filled].tolist(), found[filled].tolist(), strict=True))
+        url_of = dict(zip(key[filled].tolist(), urls[filled].tolist(), strict=True))
         fill_s = np.array([max(0.0, found_of[k] - f) if f > 0 and found_of.get(k, 0) > 0
                            else 0.0 for k, f in zip(key[order].tolist(),
                                                     found[order].tolist(), strict=True)])
@@ -107,6 +110,11 @@ def restart_arrays(boards: Boards, arms: np.ndarray | None = None,
             "nodes": np.asarray(st["nodes"])[order].astype(np.int64),
             "seconds": np.asarray(st["seconds"])[order].astype(np.float64),
             "fill_seconds": fill_s,
+            "seed": np.asarray(st["seed"])[order].astype(np.int64),
+            "restart": np.asarray(st["restart"])[order].astype(np.int64),
+            "url": np.array([url_of.get(k, u) for k, u in
+                             zip(key[order].tolist(), urls[order].tolist(), strict=True)],
+                            dtype=object),
             "cells": np.full(len(order), boards.cells.shape[1], dtype=np.int64),
             "joins": np.asarray(st["joins"])[order].astype(np.int64)}
     return out
