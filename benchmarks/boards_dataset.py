@@ -363,7 +363,7 @@ def _measure(kind: str, root: str, size: int) -> tuple[float, int, int, float]:
     it (`report`)."""
     import resource
 
-    from e2store.reports.campaign import campaign_markdown
+    from e2store.reports import campaign_markdown
     from e2store.solver import campaign_rows
 
     inst = generate_instance(size, size, 4, 8, 0)

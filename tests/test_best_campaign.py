@@ -153,6 +153,10 @@ def test_the_instance_is_a_name_of_the_config_or_a_piece_file(tmp_path):
     proc = _snakemake(work, None, "best", "-n", "--configfile", str(work / "cfg.yaml"))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert re.search(r"input: pieces_4x4\.txt\n", proc.stdout + proc.stderr), proc.stdout
+    work = _work(tmp_path / "t", {**BEST, "targets": [40, 41], "depths": [30]})
+    proc = _snakemake(work, None, "best", "-n", "-p", "--configfile", str(work / "cfg.yaml"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "-o res/best/report.md --depths 30 --targets 40,41" in proc.stdout
     work = _work(tmp_path / "x", {**BEST, "instance": "nowhere"})
     proc = _snakemake(work, None, "best", "-n", "--configfile", str(work / "cfg.yaml"))
     out = proc.stdout + proc.stderr

@@ -323,6 +323,17 @@ def test_summary_of_a_boards_dataset_is_its_campaign_report(tmp_path):
     assert {p.name for p in tmp_path.iterdir()} >= {"r.md", "r-depth.png", "r-filled.png"}
     r = CliRunner().invoke(main, ["summary", "--boards", str(out), "--store", str(tmp_path)])
     assert r.exit_code == 2 and "--boards takes no --store" in r.output
+    # the depths and targets given: the report's, as the library's with them
+    r = CliRunner().invoke(main, ["summary", "--boards", str(out), "--depths", "20,25",
+                                  "--targets", "40,41"])
+    assert r.exit_code == 0, r.output
+    assert r.output == campaign_markdown(rows, depths=(20, 25), targets=(40, 41))
+    assert "depth >= 20 | depth >= 25 |" in r.output and "| >= 41 |" in r.output
+    for bad in ("41,40", "x", "0,1"):
+        r = CliRunner().invoke(main, ["summary", "--boards", str(out), "--targets", bad])
+        assert r.exit_code == 2 and "--targets" in r.output
+    r = CliRunner().invoke(main, ["summary", "--store", str(tmp_path), "--targets", "40"])
+    assert r.exit_code == 2 and "go with --boards" in r.output
 
 
 def naive_joins(width: int, height: int) -> int:

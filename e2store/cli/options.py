@@ -238,6 +238,29 @@ class ShardType(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
+class IntsType(click.ParamType):
+    """`A,B,C` -> a tuple of positive integers in increasing order (the report's depths or
+    target scores)."""
+
+    name = "ints"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "N1,N2,..."
+
+    def convert(self, value: Any, param, ctx) -> tuple[int, ...]:
+        if isinstance(value, tuple):
+            return value
+        try:
+            got = tuple(int(t) for t in str(value).split(","))
+        except ValueError:
+            self.fail(f"{value!r:.60}: expected integers separated by commas, e.g. 459,460",
+                      param, ctx)
+        if not got or any(n < 1 for n in got) or list(got) != sorted(set(got)):
+            self.fail(f"{value!r:.60}: expected positive integers in increasing order",
+                      param, ctx)
+        return got
+
+
 class SizeType(click.ParamType):
     """A board size `N` (N x N) or `WxH` (W columns, H rows) -> (w, h)."""
 

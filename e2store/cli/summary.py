@@ -10,7 +10,14 @@ from pathlib import Path
 import click
 
 from e2store.cli.command import command
-from e2store.cli.options import HAMMING, RAW_FORMS, json_option, output_option, store_option
+from e2store.cli.options import (
+    HAMMING,
+    RAW_FORMS,
+    IntsType,
+    json_option,
+    output_option,
+    store_option,
+)
 from e2store.instance.formats import instance_ids
 from e2store.instance.parsing import shown_path
 
@@ -37,13 +44,21 @@ def _selection_options(f):
               "dataset (`solve --best -o`), per arm its restarts, rate, depths and filled "
               "scores with confidence intervals, the arms compared, the tail's core-hours "
               "(docs/campaigns.md); -o FILE.md writes its plots beside it.")
+@click.option("--depths", type=IntsType(), default=None,
+              help="With --boards: the depths whose reach the report counts (default: the "
+              "board's cells - 8, - 7, - 6: 248, 249, 250 on 16x16).")
+@click.option("--targets", type=IntsType(), default=None,
+              help="With --boards: the scores the tail's core-hours are for (default: the "
+              "board's joins - 14, - 13, - 12: 466, 467, 468 on 16x16; e.g. 459,460,461 "
+              "with Eternity II's five clues).")
 @output_option("Write the summary to this file (atomically): JSON if FILE ends in .json, "
                "else Markdown; repeatable.", multiple=True)
 @json_option("Print the summary as JSON on stdout.")
 @_selection_options
 def summary(store: Path | None, output: tuple[Path, ...], as_json: bool,
             instances: tuple[str, ...], hammings: tuple[int, ...],
-            boards: Path | None = None) -> None:
+            boards: Path | None = None, depths: tuple[int, ...] | None = None,
+            targets: tuple[int, ...] | None = None) -> None:
     """Summarise a store per instance and hamming: zones, corolles, bytes, nodes, time;
     or, with --boards, a best-score run or campaign, arm by arm.
 
@@ -53,8 +68,11 @@ def summary(store: Path | None, output: tuple[Path, ...], as_json: bool,
     from e2store.reports.summary import format_markdown, summarize, write_summary
 
     if boards is not None:
-        _boards_summary(boards, store, output, as_json, bool(instances or hammings))
+        _boards_summary(boards, store, output, as_json, bool(instances or hammings),
+                        depths, targets)
         return
+    if depths or targets:
+        raise click.UsageError("--depths and --targets go with --boards")
     if store is None:
         raise click.UsageError("give --store DIR (or --boards FILE|DIR)")
     result = summarize(store, instance_ids(instances), list(hammings) or None)
@@ -69,9 +87,10 @@ def summary(store: Path | None, output: tuple[Path, ...], as_json: bool,
 
 
 def _boards_summary(boards: Path, store: Path | None, output: tuple[Path, ...],
-                    as_json: bool, selected: bool) -> None:
+                    as_json: bool, selected: bool, depths: tuple[int, ...] | None = None,
+                    targets: tuple[int, ...] | None = None) -> None:
     """`summary --boards`: the campaign report of a boards file or dataset."""
-    from e2store.reports.campaign import campaign_markdown, campaign_report
+    from e2store.reports import campaign_markdown, campaign_report
     from e2store.solver.board_sources import campaign_rows
 
     if store is not None or as_json or selected:
@@ -81,10 +100,10 @@ def _boards_summary(boards: Path, store: Path | None, output: tuple[Path, ...],
         raise click.UsageError("--boards writes Markdown: -o FILE.md")
     rows = campaign_rows(boards)
     for path in output:
-        for written in campaign_report(rows, path):
+        for written in campaign_report(rows, path, depths=depths, targets=targets):
             click.echo(f"wrote {shown_path(written)}")
     if not output:
-        click.echo(campaign_markdown(rows), nl=False)
+        click.echo(campaign_markdown(rows, depths=depths, targets=targets), nl=False)
 
 
 @command("verify", examples=[

@@ -16,15 +16,15 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.reports.campaign import board_depths as board_depths
     from e2store.reports.campaign import board_targets as board_targets
     from e2store.reports.campaign import bootstrap as bootstrap
-    from e2store.reports.campaign import campaign_markdown as campaign_markdown
-    from e2store.reports.campaign import campaign_report as campaign_report
     from e2store.reports.campaign import compare_arms as compare_arms
     from e2store.reports.campaign import fit_tail as fit_tail
     from e2store.reports.campaign import report_thresholds as report_thresholds
-    from e2store.reports.campaign import restart_seconds as restart_seconds
     from e2store.reports.campaign import restarts_needed as restarts_needed
     from e2store.reports.campaign import tail_hours as tail_hours
     from e2store.reports.campaign import wilson as wilson
+    from e2store.reports.campaign_text import campaign_markdown as campaign_markdown
+    from e2store.reports.campaign_text import campaign_report as campaign_report
+    from e2store.reports.campaign_text import restart_seconds as restart_seconds
     from e2store.reports.checks import repair_commands as repair_commands
     from e2store.reports.checks import verify_and_repair as verify_and_repair
     from e2store.reports.drawings import DEFAULT_SCALE as DEFAULT_SCALE
@@ -55,6 +55,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "render": ("svg_pieces", "svg_board", "svg_zone_map", "svg_corolle", "write_picture",),
     "campaign": ("Estimate", "ArmStats", "Comparison", "TailModel", "TailTarget", "Tail",
                  "wilson", "bootstrap", "arm_stats", "compare_arms", "restarts_needed",
-                 "fit_tail", "tail_hours", "campaign_report", "campaign_markdown",
-                 "board_depths", "board_targets", "report_thresholds", "restart_seconds",),
+                 "fit_tail", "tail_hours", "board_depths", "board_targets",
+                 "report_thresholds",),
+    "campaign_text": ("campaign_report", "campaign_markdown", "restart_seconds",),
 })

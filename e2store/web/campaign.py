@@ -249,7 +249,7 @@ def _kept(source: BoardsSource, instance: Instance, d) -> dict:
 
 def _derived(instance: Instance, d, rows: dict[str, dict[str, np.ndarray]]) -> dict:
     """The arms' statistics, best boards and comparisons (`campaign_data`)."""
-    from e2store.reports.campaign import (
+    from e2store.reports import (
         arm_stats,
         compare_arms,
         report_thresholds,

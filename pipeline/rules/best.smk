@@ -54,9 +54,11 @@ if BEST:
         params:
             boards=best_boards(),
             top=best_saved_top(),
+            thresholds=best_thresholds(),
         shell:
             "(e2store compact-boards {params.boards:q} --instance {input.instance:q}"
             " && e2store summary --boards {params.boards:q} -o {output.report:q}"
+            " {params.thresholds}"
             " && mkdir -p {output.saved:q}"
             " && if [ {params.top} -gt 0 ]; then e2store save-boards {input.instance:q}"
             " {params.boards:q} -o {output.saved:q} --top {params.top}; fi) > {log:q} 2>&1"

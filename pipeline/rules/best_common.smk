@@ -44,6 +44,13 @@ def best_saved_top():
     return int(BEST.get("saved", 20))
 
 
+def best_thresholds():
+    """`summary --boards` options of the report's depths and tail targets (`best.depths`,
+    `best.targets`; default the board's)."""
+    return " ".join(f"--{k} " + ",".join(str(int(v)) for v in BEST[k])
+                    for k in ("depths", "targets") if BEST.get(k))
+
+
 def best_resources():
     """The SLURM resources of a best_shard job: memory by its workers (about 0.25 GB for
     the main process and 0.2 GB a worker on Eternity II, with room), and with a `minutes`

@@ -1,0 +1,193 @@
+"""Campaign reports as Markdown (`campaign_markdown`, what `e2store summary --boards`
+prints) and as files with plots (`campaign_report`): the statistics of
+`e2store.reports.campaign` per arm, the arms compared, the tail, the best boards
+(docs/campaigns.md)."""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from e2store.files import atomic_write_bytes, atomic_write_text
+from e2store.reports.campaign import (
+    Estimate,
+    arm_stats,
+    compare_arms,
+    report_thresholds,
+    tail_hours,
+)
+
+
+def _e(e: Estimate, digits: int = 2) -> str:
+    return f"{e.value:.{digits}f} [{e.low:.{digits}f}, {e.high:.{digits}f}]"
+
+
+def _hours(h: float) -> str:
+    return "inf" if math.isinf(h) else f"{h:.4g}"
+
+
+def _histogram(path: Path, arms: Mapping[str, np.ndarray], label: str) -> None:
+    """A PNG of the distribution of one integer value per arm (step lines, log count)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(8, 4.2), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    for k, (name, v) in enumerate(arms.items()):
+        v = np.asarray(v, dtype=np.int64)
+        if len(v) == 0:
+            continue
+        lo = int(v.min())
+        c = np.bincount(v - lo)
+        xs = np.arange(lo, lo + len(c))
+        ax.step(xs, np.where(c > 0, c / len(v), np.nan), where="mid", color=f"C{k % 10}",
+                label=f"{name} ({len(v)} restarts)")
+    ax.set_yscale("log")
+    ax.set_xlabel(label)
+    ax.set_ylabel("fraction of restarts")
+    ax.set_title(f"{label} per arm")
+    ax.legend(fontsize="small")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def _arrays(r: Mapping[str, Sequence[float] | np.ndarray]) -> dict[str, np.ndarray]:
+    """A row's arrays the report reads (`fill_seconds` zeros when not given)."""
+    out = {k: np.asarray(r[k]) for k in ("depth", "filled", "nodes", "seconds")}
+    out["fill_seconds"] = np.asarray(r.get("fill_seconds", np.zeros(len(out["seconds"]))),
+                                     dtype=np.float64)
+    return out
+
+
+def restart_seconds(r: Mapping[str, Sequence[float] | np.ndarray]) -> np.ndarray:
+    """Each restart's core-seconds: its search's `seconds` and its fill's `fill_seconds`
+    (when given): what the tail's core-hours count; placements per second count the
+    search alone."""
+    sec = np.asarray(r["seconds"], dtype=np.float64)
+    fill = r.get("fill_seconds")
+    return sec if fill is None else sec + np.asarray(fill, dtype=np.float64)
+
+
+def campaign_report(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]],
+                    path: str | Path, *, depths: Sequence[int] | None = None,
+                    targets: Sequence[int] | None = None, resamples: int = 2000,
+                    seed: int = 0, plots: bool = True) -> list[Path]:
+    """Write the Markdown report of a campaign (arm -> per-restart arrays "depth",
+    "filled", "nodes", "seconds", and "cells", "joins" when known) to `path`, and its PNG
+    plots beside it (`<stem>-depth.png`, `<stem>-filled.png`); returns the files written.
+    `depths`, `targets`: default the board's (`report_thresholds`)."""
+    path = Path(path)
+    depths, targets = report_thresholds(rows, depths=depths, targets=targets)
+    arms = {name: _arrays(r) for name, r in rows.items()}
+    text = campaign_markdown(arms, depths=depths, targets=targets, resamples=resamples,
+                             seed=seed)
+    written = []
+    if plots:
+        for value, label in (("depth", "deepest depth"), ("filled", "filled score")):
+            png = path.with_name(f"{path.stem}-{value}.png")
+            _histogram(png, {a: r[value] for a, r in arms.items()}, label)
+            written.append(png)
+        text += "\n".join(["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in written]
+                          + [""])
+    atomic_write_text(path, text)
+    return [path] + written
+
+
+def campaign_markdown(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]], *,
+                      depths: Sequence[int] | None = None,
+                      targets: Sequence[int] | None = None, resamples: int = 2000,
+                      seed: int = 0) -> str:
+    """The Markdown of `campaign_report` without its plots (what `e2store summary
+    --boards` prints); `depths`, `targets` default the board's (`report_thresholds`)."""
+    depths, targets = report_thresholds(rows, depths=depths, targets=targets)
+    arms = {name: _arrays(r) for name, r in rows.items()}
+    lines = ["# Campaign report", "",
+             "Intervals are 95%: percentile bootstrap for means and medians "
+             f"({resamples} resamples, seed {seed}), Wilson score intervals for fractions. "
+             "Comparisons: two-sided Mann-Whitney U, normal approximation with tie and "
+             "continuity corrections; effect = P(A > B) + 0.5 P(A = B). "
+             "Method notes: docs/campaigns.md.", "", "## Arms", ""]
+    head = ["arm", "restarts", "placements/s", "s/restart", "depth mean", "depth median",
+            "filled mean", "filled median"] + [f"depth >= {d}" for d in depths]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for k, (name, r) in enumerate(arms.items()):
+        st = arm_stats(r["depth"], r["filled"], r["nodes"], r["seconds"], depths=depths,
+                       resamples=resamples, seed=seed + 2 * k)
+        cells = [name, str(st.restarts), f"{st.rate:.4g}", f"{st.seconds_per_restart:.4g}",
+                 _e(st.depth_mean), _e(st.depth_median), _e(st.filled_mean),
+                 _e(st.filled_median)] + [_e(st.reach[d], 4) for d in depths]
+        lines.append("| " + " | ".join(cells) + " |")
+    names = list(arms)
+    for value, title in (("depth", "deepest depth"), ("filled", "filled score")):
+        lines += ["", f"## Comparisons: {title}", ""]
+        if len(names) < 2:
+            lines.append("One arm: nothing to compare.")
+            continue
+        lines += ["| A | B | U | z | p | effect P(A>B) | significant | restarts needed "
+                  "per arm | more per arm |", "|---|---|---|---|---|---|---|---|---|"]
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                c = compare_arms(arms[a][value], arms[b][value])
+                lines.append(f"| {a} | {b} | {c.u:.6g} | {c.z:.3f} | {c.p:.3g} | "
+                             f"{c.effect:.4f} | {'yes' if c.significant else 'no'} | "
+                             f"{c.restarts_needed if c.restarts_needed else '-'} | "
+                             f"{c.more_restarts} |")
+    lines += ["", "## Tail: core-hours to a full board", "",
+              "P(filled >= s) per restart: the restarts seen when some reached s, else the "
+              "geometric tail log P(filled >= s) = a + b s fitted by least squares over the "
+              "highest scores at least 10 restarts reached; core-hours = mean seconds per "
+              "restart (its search and its fill) / P / 3600.", ""]
+    for name, r in arms.items():
+        t = tail_hours(r["filled"], restart_seconds(r), targets)
+        lines += [f"### {name}", ""]
+        if t.model:
+            lines.append(f"Model: log P = {t.model.intercept:.4f} {t.model.slope:+.4f} s "
+                         f"(ratio {math.exp(t.model.slope):.4f} per point), fitted over "
+                         f"{t.model.scores[0]}..{t.model.scores[-1]}.")
+        else:
+            lines.append("No tail model (fewer than 2 scores reached by 10 restarts).")
+        lines += ["", "| score | seen | P per restart | from | model P | core-hours |",
+                  "|---|---|---|---|---|---|"]
+        for g in t.targets:
+            mp = "-" if g.model_probability is None else f"{g.model_probability:.3g}"
+            lines.append(f"| >= {g.score} | {g.seen} | {g.probability:.3g} | {g.source} | "
+                         f"{mp} | {_hours(g.core_hours)} |")
+        if t.check:
+            lines += ["", "Model check (restarts reaching each upper observed score):", "",
+                      "| score | seen | predicted |", "|---|---|---|"]
+            lines += [f"| >= {s} | {o} | {e:.1f} |" for s, o, e in t.check]
+        lines.append("")
+    lines += _best_boards(rows)
+    return "\n".join(lines) + "\n"
+
+
+BEST_LISTED = 3  # boards listed per arm in the report's *Best boards*
+
+
+def _best_boards(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]]) -> list[str]:
+    """The report's *Best boards*: each arm's best restarts (filled score, then depth) with
+    their viewer link, when the rows carry `url` (`restart_arrays` adds it, with `seed`
+    and `restart`)."""
+    if not rows or any("url" not in r for r in rows.values()):
+        return []
+    lines = ["## Best boards", "",
+             "Each arm's best restarts, by filled score then depth, each with its board (the "
+             "filled one when filled) in the e2.bucas.name viewer, in the official "
+             "orientation.", "",
+             "| arm | filled score | depth | seed | restart | board |", "|---|---|---|---|---|---|"]
+    for name, r in rows.items():
+        filled, depth = np.asarray(r["filled"]), np.asarray(r["depth"])
+        order = np.lexsort((np.arange(len(filled)), -depth, -filled))[:BEST_LISTED]
+        for i in order.tolist():
+            url = str(np.asarray(r["url"], dtype=object)[i])
+            link = f"[open in the viewer]({url})" if url else "(no viewer lettering)"
+            lines.append(f"| {name} | {int(filled[i])} | {int(depth[i])} | "
+                         f"{int(np.asarray(r['seed'])[i])} | {int(np.asarray(r['restart'])[i])} | "
+                         f"{link} |")
+    return lines + [""]
