@@ -199,8 +199,10 @@ def run_best(instance: Instance, *, scan: str | Path | np.ndarray = DEFAULT_SCAN
 
     interrupted = threading.Event()
     search = BestSearch(plan, kernel)
-    if workers > 1:
-        search.run(0, 0, 1)  # compiled here once (numba's cache), loaded by the workers
+    # compiled (or loaded from numba's cache) here, before any restart: so no restart's
+    # seconds count the compile (a campaign's rates are its restarts'), and the workers
+    # load it from the cache
+    search.run(0, 0, 1)
     with _sigint_sets(interrupted):
         if workers == 1:
             while not interrupted.is_set() and (b := budget_left()) is not None:
