@@ -321,6 +321,8 @@ def test_summary_of_a_boards_dataset_is_its_campaign_report(tmp_path):
                                   str(tmp_path / "r.md")])
     assert r.exit_code == 0, r.output
     assert {p.name for p in tmp_path.iterdir()} >= {"r.md", "r-depth.png", "r-filled.png"}
+    written = (tmp_path / "r.md").read_text()
+    assert written.startswith(campaign_markdown(rows)) and "## Best boards" in written
     r = CliRunner().invoke(main, ["summary", "--boards", str(out), "--store", str(tmp_path)])
     assert r.exit_code == 2 and "--boards takes no --store" in r.output
     # the depths and targets given: the report's, as the library's with them

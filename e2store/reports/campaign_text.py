@@ -85,8 +85,8 @@ def campaign_report(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray
     path = Path(path)
     depths, targets = report_thresholds(rows, depths=depths, targets=targets)
     arms = {name: _arrays(r) for name, r in rows.items()}
-    text = campaign_markdown(arms, depths=depths, targets=targets, resamples=resamples,
-                             seed=seed)
+    text = campaign_markdown(rows, depths=depths, targets=targets, resamples=resamples,
+                             seed=seed)  # the rows: their urls make its *Best boards*
     written = []
     if plots:
         for value, label in (("depth", "deepest depth"), ("filled", "filled score")):
