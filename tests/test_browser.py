@@ -76,7 +76,16 @@ def _browser():
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--window-size=1200,900"):
         opts.add_argument(arg)
-    return webdriver.Chrome(service=Service(driver), options=opts)
+    browser = webdriver.Chrome(service=Service(driver), options=opts)
+    browser.implicitly_wait(20)  # a click loads a page: look for its elements until they come
+    return browser
+
+
+def _wait_url(browser, part: str) -> None:
+    """Wait (20 s at most) for the page a click asked for: its URL holds `part`."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, 20).until(lambda b: part in b.current_url)
 
 
 def _not_blank(png: bytes, path) -> None:
@@ -101,6 +110,7 @@ def test_pages_in_a_real_browser(server, tmp_path):
         _not_blank(browser.get_screenshot_as_png(), tmp_path / "overview.png")
 
         browser.find_element(By.LINK_TEXT, inst.id).click()
+        _wait_url(browser, f"/instances/{inst.id}")
         assert browser.find_element(By.TAG_NAME, "h1").text.startswith(inst.name)
         zm = zone_map(5, 4, 1)
         x, y = zm.zones[1].x, zm.zones[1].y
@@ -108,7 +118,7 @@ def test_pages_in_a_real_browser(server, tmp_path):
         _not_blank(browser.get_screenshot_as_png(), tmp_path / "instance.png")
         browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', "
                                "{bubbles: true}))", cell)  # an SVG group: a click event
-        time.sleep(0.2)
+        _wait_url(browser, f"/cells/{x}/{y}")
         assert browser.current_url.endswith(f"/cells/{x}/{y}")
         table = browser.find_element(By.ID, "cell").text
         assert "flat" in table and "cartesian" in table
@@ -118,7 +128,7 @@ def test_pages_in_a_real_browser(server, tmp_path):
         assert "corolles" in browser.find_element(By.ID, "count").text
         first = browser.find_elements(By.CSS_SELECTOR, ".corolle")
         browser.find_element(By.ID, "next").click()
-        assert "offset=12" in browser.current_url
+        _wait_url(browser, "offset=12")
         assert browser.find_elements(By.CSS_SELECTOR, ".corolle")
         assert len(first) == 12
         _not_blank(browser.get_screenshot_as_png(), tmp_path / "corolles.png")
