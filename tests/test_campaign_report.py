@@ -23,7 +23,7 @@ from e2store.reports import (
     tail_hours,
     wilson,
 )
-from e2store.reports.campaign import Z95
+from e2store.reports.campaign import Z95, poisson_p
 
 
 def naive_u(a, b) -> float:
@@ -420,3 +420,45 @@ def test_an_e2_campaign_report_is_unchanged():
     assert campaign_markdown(bare, resamples=100) == old
     assert "| depth >= 248 | depth >= 249 | depth >= 250 |" in old
     assert targets_of(old) == [466, 467, 468] * 2
+
+
+def test_poisson_p_against_the_sum_of_the_distribution():
+    """Two-sided: twice the smaller of P(X <= k) and P(X >= k), summed term by term."""
+    def pmf(k: int, lam: float) -> float:
+        return math.exp(-lam) * lam ** k / math.factorial(k)
+
+    for k, lam in ((0, 0.5), (4, 13.2), (13, 13.2), (30, 13.2), (7, 7.0), (2, 40.0)):
+        below = sum(pmf(j, lam) for j in range(k + 1))
+        above = 1 - below + pmf(k, lam)
+        assert poisson_p(k, lam) == pytest.approx(min(1.0, 2 * min(below, above)), rel=1e-9)
+    assert poisson_p(0, 0.0) == 1.0 and poisson_p(3, 0.0) == 0.0
+
+
+def test_a_tail_with_a_wall_rejects_its_model_and_estimates_nothing():
+    """Scores piled against a ceiling (a break budget's wall, as on the five clues): the
+    geometric fit predicts far more restarts at the top than were seen, the verdict
+    rejects it and the unseen targets get no core-hours; a geometric tail keeps it."""
+    counts = {448: 2, 449: 3, 450: 4, 451: 6, 452: 9, 453: 14, 454: 22, 455: 40, 456: 70,
+              457: 60, 458: 4}
+    filled = np.repeat(list(counts), list(counts.values()))
+    t = tail_hours(filled, np.full(len(filled), 20.0), targets=(458, 459, 460))
+    assert t.model is not None and t.verdict is not None and t.verdict.rejected
+    seen_at = {s: o for s, o, _ in t.check}
+    assert t.verdict.seen == seen_at[t.verdict.score]
+    beyond = [(o, e) for s, o, e in t.check if s > t.model.scores[-1]]
+    assert t.verdict.score > t.model.scores[-1] and beyond
+    assert t.verdict.p == pytest.approx(min(1.0, min(
+        poisson_p(o, e) for o, e in beyond) * len(beyond)))
+    assert t.targets[0].source == "observed" and t.targets[0].seen == 4
+    assert [g.source for g in t.targets[1:]] == ["rejected", "rejected"]
+    assert all(math.isnan(g.core_hours) for g in t.targets[1:])
+    text = campaign_markdown({"late": {"depth": np.full(len(filled), 250), "filled": filled,
+                                       "nodes": np.full(len(filled), 1e9),
+                                       "seconds": np.full(len(filled), 20.0)}},
+                             targets=(459,))
+    assert "model is **rejected**" in text and "| not estimated |" in text
+    rng = np.random.default_rng(5)
+    geo = 440 + rng.geometric(0.4, 5000) - 1
+    kept = tail_hours(geo, np.full(len(geo), 20.0), targets=(470,))
+    assert kept.verdict is not None and not kept.verdict.rejected
+    assert kept.targets[0].source == "model" and math.isfinite(kept.targets[0].core_hours)

@@ -12,6 +12,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.reports.campaign import Tail as Tail
     from e2store.reports.campaign import TailModel as TailModel
     from e2store.reports.campaign import TailTarget as TailTarget
+    from e2store.reports.campaign import TailVerdict as TailVerdict
     from e2store.reports.campaign import arm_stats as arm_stats
     from e2store.reports.campaign import board_depths as board_depths
     from e2store.reports.campaign import board_targets as board_targets
@@ -21,6 +22,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.reports.campaign import report_thresholds as report_thresholds
     from e2store.reports.campaign import restarts_needed as restarts_needed
     from e2store.reports.campaign import tail_hours as tail_hours
+    from e2store.reports.campaign import tail_verdict as tail_verdict
     from e2store.reports.campaign import wilson as wilson
     from e2store.reports.campaign_text import campaign_markdown as campaign_markdown
     from e2store.reports.campaign_text import campaign_report as campaign_report
@@ -56,6 +58,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "campaign": ("Estimate", "ArmStats", "Comparison", "TailModel", "TailTarget", "Tail",
                  "wilson", "bootstrap", "arm_stats", "compare_arms", "restarts_needed",
                  "fit_tail", "tail_hours", "board_depths", "board_targets",
-                 "report_thresholds",),
+                 "report_thresholds", "TailVerdict", "tail_verdict",),
     "campaign_text": ("campaign_report", "campaign_markdown", "restart_seconds",),
 })

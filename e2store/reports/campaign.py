@@ -11,7 +11,8 @@ methods and their models are stated in docs/campaigns.md:
   continuity corrections), the common-language effect size and the restarts per arm
   that would make the same effect significant;
 * `tail_hours`: expected core-hours to a full board of at least a score, from the counts
-  seen, and beyond them from a geometric tail fitted to the upper scores.
+  seen, and beyond them from a geometric tail fitted to the upper scores, unless that
+  model fails its check against the counts seen (`tail_verdict`: a Poisson test).
 
 The depths and target scores follow the board (`board_depths`, `board_targets`): cells-8,
 cells-7, cells-6 and joins-14, joins-13, joins-12 of a W x H board (cells = W*H, joins =
@@ -95,9 +96,24 @@ class TailTarget:
     score: int
     seen: int  # restarts with filled >= score
     probability: float  # per restart: seen / restarts if seen, else the model's
-    source: str  # "observed" or "model" ("none": no board and no model)
+    source: str  # "observed", "model", "rejected" (the model failed its check: no
+    # estimate, core_hours NaN) or "none" (no board and no model)
     model_probability: float | None
     core_hours: float  # mean seconds per restart / probability / 3600 (inf if 0)
+
+
+@dataclass(frozen=True)
+class TailVerdict:
+    """The model's check point (above the fitted scores) least likely under its own
+    predictions: restarts `seen` at or above `score` where `expected` were predicted, `p`
+    its two-sided Poisson p-value times the points checked (Bonferroni); `rejected` when
+    that is under REJECT_P."""
+
+    score: int
+    seen: int
+    expected: float
+    p: float
+    rejected: bool
 
 
 @dataclass(frozen=True)
@@ -109,6 +125,7 @@ class Tail:
     targets: list[TailTarget]
     model: TailModel | None
     check: list[tuple[int, int, float]]  # (score, restarts seen >= score, model's expected)
+    verdict: TailVerdict | None = None  # None without a score above the fitted ones
 
 
 # -- thresholds -----------------------------------------------------------------------------
@@ -334,6 +351,37 @@ def fit_tail(filled, *, min_count: int = 10, points: int = 8) -> TailModel | Non
     return TailModel(float(intercept), float(slope), tuple(int(s) for s in scores))
 
 
+REJECT_P = 0.01  # a tail model whose check is less likely than this is not used
+
+
+def poisson_p(seen: int, expected: float) -> float:
+    """Two-sided p-value of `seen` events where a Poisson count of mean `expected` was
+    predicted: twice the smaller tail, at most 1."""
+    if expected <= 0:
+        return 1.0 if seen == 0 else 0.0
+    term = math.exp(-expected)  # P(X = 0), then P(X = k) term by term
+    below = 0.0  # P(X <= seen)
+    for k in range(seen + 1):
+        below += term
+        term *= expected / (k + 1)
+    at = math.exp(seen * math.log(expected) - expected - math.lgamma(seen + 1))
+    above = 1.0 - below + at  # P(X >= seen)
+    return min(1.0, 2 * min(below, max(above, 0.0)))
+
+
+def tail_verdict(check: Sequence[tuple[int, int, float]],
+                 fitted: Sequence[int]) -> TailVerdict | None:
+    """The check point above the `fitted` scores least likely under the model
+    (`TailVerdict`): the points the model extrapolates to, as it does to the targets (the
+    fitted points carry its own estimation error); None without one."""
+    beyond = [c for c in check if c[0] > max(fitted, default=c[0])]
+    if not beyond:
+        return None
+    s, seen, expected = min(beyond, key=lambda c: poisson_p(c[1], c[2]))
+    p = min(1.0, poisson_p(seen, expected) * len(beyond))
+    return TailVerdict(s, seen, expected, p, p < REJECT_P)
+
+
 def tail_hours(filled, seconds, targets: Sequence[int] | None = None, *,
                min_count: int = 10, points: int = 8, joins: int | None = None) -> Tail:
     """Expected core-hours to a full board of at least each target at the arm's rate:
@@ -348,6 +396,12 @@ def tail_hours(filled, seconds, targets: Sequence[int] | None = None, *,
     n = len(f)
     per = float(np.sum(seconds, dtype=np.float64)) / n if n else math.nan
     model = fit_tail(f, min_count=min_count, points=points)
+    check = []
+    if model is not None and n:
+        for s in range(model.scores[0], int(f.max()) + 1):
+            check.append((s, int(np.count_nonzero(f >= s)), n * model.probability(s)))
+    verdict = tail_verdict(check, model.scores if model else ())
+    rejected = verdict is not None and verdict.rejected
     out = []
     for s in targets:
         seen = int(np.count_nonzero(f >= s))
@@ -355,16 +409,13 @@ def tail_hours(filled, seconds, targets: Sequence[int] | None = None, *,
         if seen:
             prob, source = seen / n, "observed"
         elif mp is not None:
-            prob, source = mp, "model"
+            prob, source = mp, "rejected" if rejected else "model"
         else:
             prob, source = 0.0, "none"
-        hours = per / prob / 3600 if prob > 0 else math.inf
+        hours = (math.nan if source == "rejected"
+                 else per / prob / 3600 if prob > 0 else math.inf)
         out.append(TailTarget(int(s), seen, prob, source, mp, hours))
-    check = []
-    if model is not None and n:
-        for s in range(model.scores[0], int(f.max()) + 1):
-            check.append((s, int(np.count_nonzero(f >= s)), n * model.probability(s)))
-    return Tail(n, per, out, model, check)
+    return Tail(n, per, out, model, check, verdict)
 
 
 # -- the report ------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import numpy as np
 
 from e2store.files import atomic_write_bytes, atomic_write_text
 from e2store.reports.campaign import (
+    REJECT_P,
     Estimate,
     arm_stats,
     compare_arms,
@@ -27,7 +28,7 @@ def _e(e: Estimate, digits: int = 2) -> str:
 
 
 def _hours(h: float) -> str:
-    return "inf" if math.isinf(h) else f"{h:.4g}"
+    return "not estimated" if math.isnan(h) else "inf" if math.isinf(h) else f"{h:.4g}"
 
 
 def _histogram(path: Path, arms: Mapping[str, np.ndarray], label: str) -> None:
@@ -142,7 +143,10 @@ def campaign_markdown(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarr
               "P(filled >= s) per restart: the restarts seen when some reached s, else the "
               "geometric tail log P(filled >= s) = a + b s fitted by least squares over the "
               "highest scores at least 10 restarts reached; core-hours = mean seconds per "
-              "restart (its search and its fill) / P / 3600.", ""]
+              "restart (its search and its fill) / P / 3600.  The model is checked against "
+              "the restarts seen at the scores above those it was fitted to (two-sided "
+              f"Poisson test, Bonferroni over the scores); below p = {REJECT_P} it is "
+              "rejected and gives no estimate.", ""]
     for name, r in arms.items():
         t = tail_hours(r["filled"], restart_seconds(r), targets)
         lines += [f"### {name}", ""]
@@ -156,12 +160,20 @@ def campaign_markdown(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarr
                   "|---|---|---|---|---|---|"]
         for g in t.targets:
             mp = "-" if g.model_probability is None else f"{g.model_probability:.3g}"
-            lines.append(f"| >= {g.score} | {g.seen} | {g.probability:.3g} | {g.source} | "
+            prob = "-" if g.source == "rejected" else f"{g.probability:.3g}"
+            lines.append(f"| >= {g.score} | {g.seen} | {prob} | {g.source} | "
                          f"{mp} | {_hours(g.core_hours)} |")
         if t.check:
             lines += ["", "Model check (restarts reaching each upper observed score):", "",
                       "| score | seen | predicted |", "|---|---|---|"]
             lines += [f"| >= {s} | {o} | {e:.1f} |" for s, o, e in t.check]
+        if t.verdict is not None:
+            v = t.verdict
+            lines += ["", f"Verdict: the model is **{'rejected' if v.rejected else 'kept'}**"
+                      f": its least likely check is >= {v.score}, {v.seen} seen where "
+                      f"{v.expected:.1f} were predicted (p = {v.p:.3g})"
+                      + (", so the core-hours of unseen scores are not estimated."
+                         if v.rejected else ".")]
         lines.append("")
     lines += _best_boards(rows)
     return "\n".join(lines) + "\n"
