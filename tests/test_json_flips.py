@@ -124,7 +124,7 @@ def same_or_error(got: dict, clean: dict) -> list[str]:
 
 
 @pytest.mark.parametrize("n, ask_every", [
-    (500, 4), pytest.param(3000, 1, marks=pytest.mark.slow)])
+    (200, 4), pytest.param(3000, 1, marks=pytest.mark.slow)])
 def test_every_sampled_json_flip_is_caught_and_no_reader_is_wrong(store, n, ask_every):
     """`n` flips, each verified; every `ask_every`-th one also put to the readers."""
     flips = sampled_flips(store, n, seed=39 + n)
