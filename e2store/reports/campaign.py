@@ -359,12 +359,11 @@ def poisson_p(seen: int, expected: float) -> float:
     predicted: twice the smaller tail, at most 1."""
     if expected <= 0:
         return 1.0 if seen == 0 else 0.0
-    term = math.exp(-expected)  # P(X = 0), then P(X = k) term by term
-    below = 0.0  # P(X <= seen)
-    for k in range(seen + 1):
-        below += term
-        term *= expected / (k + 1)
-    at = math.exp(seen * math.log(expected) - expected - math.lgamma(seen + 1))
+    at = math.exp(-expected)  # P(X = k), k = 0, 1, ..., seen
+    below = at  # P(X <= seen)
+    for k in range(1, seen + 1):
+        at *= expected / k
+        below += at
     above = 1.0 - below + at  # P(X >= seen)
     return min(1.0, 2 * min(below, max(above, 0.0)))
 
