@@ -6,6 +6,7 @@ restarts reproducible per seed."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from helpers import random_instance
 from naive_best import brute_best, naive_score, twin_search, unsolvable_pieces
 
 from e2store.errors import SolverError
+from e2store.instance import read_instance
 from e2store.instance.model import Instance
 from e2store.solver import best as B
 from e2store.solver.boards import board_cells, frame_colours, score
@@ -268,6 +270,23 @@ def test_generated_kernel_equals_the_twin(case, monkeypatch):
         assert (got.nodes, got.score, got.mismatches) == (nodes, bs, bm), (seed, budget)
         assert got.board.tolist() == board
         assert got.status == status
+
+
+E2 = Path(__file__).resolve().parents[2] / "shared" / "instances" / "e2_gallicchio.puz"
+
+
+@pytest.mark.skipif(not E2.exists(), reason="needs ../shared")
+def test_generated_kernel_is_the_generic_one_on_eternity_ii():
+    """Eternity II, centre clue, the `--best` defaults (breaks, quota, scan): restarts of
+    1e7 nodes of the generated kernel are the generic kernel's, node for node."""
+    plan = B.best_plan(read_instance(E2), clues="centre")
+    unrolled, generic = B.BestSearch(plan, kernel="unrolled"), B.BestSearch(plan, "generic")
+    assert unrolled.generated and not generic.generated
+    for seed in (0, 1):
+        a, b = unrolled.run(seed, 0, 10**7), generic.run(seed, 0, 10**7)
+        assert (a.nodes, a.depth, a.score, a.mismatches, a.status, a.full_boards) == (
+            b.nodes, b.depth, b.score, b.mismatches, b.status, b.full_boards)
+        assert a.board.tolist() == b.board.tolist()
 
 
 def test_kernel_choice():

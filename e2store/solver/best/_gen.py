@@ -50,7 +50,7 @@ from ._kernels import (  # the state words, declared there
     ST_STATUS,
 )
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 _HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
 
 _ARGS = ("lists", "kstart", "kmid", "kend", "colk", "inner", "hq", "scol", "placed", "used",
@@ -128,6 +128,13 @@ class _Emitter:
                      for name, ty, val in zip(_ARGS, signature.args[:-1], args[:-1], strict=True)}
         self.budget = args[-1]
         self.fn = builder.function
+        # every array its own alias scope: the arrays never overlap, and LLVM, told so,
+        # keeps values in registers across the stores to the state arrays (+10%)
+        mod = builder.module
+        domain = mod.add_metadata(["e2b.arrays"])
+        scope = {a: mod.add_metadata([f"e2b.{a}", domain]) for a in _ARGS}
+        self.alias = {a: (mod.add_metadata([scope[a]]),
+                          mod.add_metadata([scope[o] for o in _ARGS if o != a])) for a in _ARGS}
 
     # -- small helpers: constants, array elements, blocks
     def const(self, v: int):
@@ -136,16 +143,23 @@ class _Emitter:
     def _at(self, name: str, i):
         return self.b.gep(self.data[name], [i if isinstance(i, self.ir.Value) else self.const(i)])
 
+    def _scoped(self, name: str, instr) -> None:
+        own, others = self.alias[name]
+        instr.set_metadata("alias.scope", own)
+        instr.set_metadata("noalias", others)
+
     def ld(self, name: str, i):
         """Element i of array `name` as an int64."""
         v = self.b.load(self._at(name, i))
+        self._scoped(name, v)
         if v.type == self.i64:
             return v
         return self.b.zext(v, self.i64) if name in _UNSIGNED else self.b.sext(v, self.i64)
 
     def put(self, name: str, i, v) -> None:
         ptr = self._at(name, i)
-        self.b.store(v if ptr.type.pointee == v.type else self.b.trunc(v, ptr.type.pointee), ptr)
+        self._scoped(name, self.b.store(
+            v if ptr.type.pointee == v.type else self.b.trunc(v, ptr.type.pointee), ptr))
 
     def block(self, name: str):
         return self.fn.append_basic_block(name)
@@ -158,20 +172,27 @@ class _Emitter:
             return self.const(self.K - 1)
         return self.ld("scol", i)
 
-    def enter(self, d: int, mm) -> None:
-        """Set depth d's candidate range, for `mm` mismatches so far."""
+    def enter(self, d: int, mm, hc) -> None:
+        """Set depth d's candidate range, for `mm` mismatches and `hc` quota sides so far:
+        in the state arrays (for a backtrack to d, or a resume) and in the variables
+        depth d's loop starts from (`_depth`; LLVM turns them into registers, so a fresh
+        entry does not wait for its own stores)."""
         b, sp = self.b, self.sp
         key = b.add(self.const(sp["kbase"][d]),
                     b.add(b.mul(self.colour(sp["ia"][d]), self.const(self.K)),
                           self.colour(sp["ib"][d])))
-        self.put("ptr", d, self.ld("kstart", key))
+        start = self.ld("kstart", key)
+        self.put("ptr", d, start)
         km = self.ld("kmid", key)
+        end = km
         if sp["allow"][d] > 0:
             self.put("mid", d, km)
             more = b.icmp_signed(">", self.const(sp["allow"][d]), mm)
-            self.put("lim", d, b.select(more, self.ld("kend", key), km))
-        else:
-            self.put("lim", d, km)
+            end = b.select(more, self.ld("kend", key), km)
+        self.put("lim", d, end)
+        for var, v in ((self.pv, start), (self.ev, end), (self.m0v, km), (self.mmv, mm),
+                       (self.hcv, hc)):
+            b.store(v, var)
 
     # -- the kernel
     def run(self):
@@ -181,9 +202,13 @@ class _Emitter:
         self.nodes = nodes = self._var(c(0))
         self.bd, self.bs = self._var(self.ld("st", ST_BEST_D)), self._var(
             self.ld("st", ST_BEST_SCORE))
-        self.pv, self.mv = self._var(c(0)), self._var(c(0))
+        # the candidate pointer, end, mismatch part's start, mismatches and quota sides
+        # of the depth being run (registers after LLVM's mem2reg)
+        self.pv, self.ev, self.m0v, self.mmv, self.hcv = (self._var(c(0)) for _ in range(5))
+        self.back = self._var(c(0))  # the depth the best-board copy returns to
         self.out, ret = self.block("out"), self.block("ret")
-        self.depth = [self.block(f"d{d}") for d in range(self.n)]
+        self.depth = [self.block(f"d{d}") for d in range(self.n)]  # entered from memory
+        self.head = [self.block(f"h{d}") for d in range(self.n)]  # from the variables
         start, first, dispatch = self.block("start"), self.block("first"), self.block("dispatch")
         b.cbranch(b.icmp_signed("!=", self.ld("st", ST_STATUS), c(RUNNING)), ret, start)
         b.position_at_end(start)
@@ -192,20 +217,34 @@ class _Emitter:
         self.put("st", ST_STARTED, c(1))
         self.put("st", ST_D, c(0))
         self.put("mism", 0, c(0))
-        self.enter(0, c(0))
+        self.enter(0, c(0), self.ld("hcum", 0))
         b.branch(dispatch)
         b.position_at_end(dispatch)  # resume at the depth the last call stopped at
         switch = b.switch(self.ld("st", ST_D), self.out)
         for d in range(self.n):
             switch.add_case(c(d), self.depth[d])
+        self.copy, self.kept = self.block("copy"), {}
         for d in range(self.n):
             self._depth(d)
+        self._copy_best()
         b.position_at_end(self.out)
         self.put("st", ST_BEST_D, b.load(self.bd))
         self.put("st", ST_BEST_SCORE, b.load(self.bs))
         b.branch(ret)
         b.position_at_end(ret)
         return b.load(nodes)
+
+    def _copy_best(self) -> None:
+        """The one block that copies the board to `best` and returns to the depth that
+        found it: written once rather than per depth, it halves the kernel's code and its
+        compile time (the copy is rare, the depth blocks then sit closer together)."""
+        b, c = self.b, self.const
+        b.position_at_end(self.copy)
+        with cgutils.for_range(b, c(self.sp["cells"])) as r:
+            self.put("best", r.index, self.ld("placed", r.index))
+        back = b.switch(b.load(self.back), self.out)
+        for d, blk in self.kept.items():
+            back.add_case(c(d), blk)
 
     def _var(self, init):
         return cgutils.alloca_once_value(self.b, init)
@@ -216,18 +255,27 @@ class _Emitter:
         b, c, sp = self.b, self.const, self.sp
         allow, qmin, xi, xs = sp["allow"][d], sp["qmin"][d], sp["xi"][d], sp["xs"][d]
         mis = allow > 0
-        b.position_at_end(self.depth[d])
+        b.position_at_end(self.depth[d])  # a backtrack to d, a resume: state from memory
+        b.store(self.ld("ptr", d), self.pv)
+        b.store(self.ld("lim", d), self.ev)
+        if mis:
+            b.store(self.ld("mid", d), self.m0v)
+        b.store(self.ld("mism", d), self.mmv)
+        if self.quota:
+            b.store(self.ld("hcum", d), self.hcv)
+        b.branch(self.head[d])
+        b.position_at_end(self.head[d])
         go, stop = self.block(f"go{d}"), self.block(f"stop{d}")
         b.cbranch(b.icmp_signed(">=", b.load(self.nodes), self.budget), stop, go)
         b.position_at_end(stop)
         self.put("st", ST_D, c(d))
         b.branch(self.out)
         b.position_at_end(go)
-        b.store(self.ld("ptr", d), self.pv)
-        end = self.ld("lim", d)
-        m0 = self.ld("mid", d) if mis else None
-        left = b.sub(c(allow), self.ld("mism", d)) if mis else None
-        need = b.sub(c(qmin), self.ld("hcum", d)) if qmin > 0 else None
+        end = b.load(self.ev)
+        m0 = b.load(self.m0v) if mis else None
+        mm0, hc0 = b.load(self.mmv), b.load(self.hcv)
+        left = b.sub(c(allow), mm0) if mis else None
+        need = b.sub(c(qmin), hc0) if qmin > 0 else None
         loop, body, fresh, gone = (self.block(f"{k}{d}") for k in ("loop", "body", "free", "x"))
         b.branch(loop)
         b.position_at_end(loop)
@@ -275,7 +323,7 @@ class _Emitter:
             nxt = self.block(f"quota{d}")
             b.cbranch(b.icmp_signed("<", self.ld("hq", q), need), loop, nxt)
             b.position_at_end(nxt)
-        self._place(d, q, p1, m)
+        self._place(d, q, p1, m, mm0, hc0)
         b.position_at_end(gone)  # exhausted
         self.put("ptr", d, b.load(self.pv))
         if d == 0:
@@ -288,7 +336,7 @@ class _Emitter:
             self.put("placed", prev, c(-1))
             b.branch(self.depth[d - 1])
 
-    def _place(self, d: int, q, p1, m) -> None:
+    def _place(self, d: int, q, p1, m, mm0, hc0) -> None:
         """Place `q` at depth d: the board, the sides later depths read, mismatches and
         quota, the best board; then enter depth d+1 (or, on a full board, try the next)."""
         b, c, sp = self.b, self.const, self.sp
@@ -300,12 +348,15 @@ class _Emitter:
         for s in range(4):
             if cell * 4 + s in self.read:
                 self.put("scol", cell * 4 + s, self.ld("colk", b.add(b.mul(q, c(4)), c(s))))
-        mm = b.add(self.ld("mism", d), m)
+        mm = b.add(mm0, m)
         self.put("mism", d1, mm)
+        hc = c(0)  # no quota: its sides are not counted
         if self.quota:
-            self.put("hcum", d1, b.add(self.ld("hcum", d), self.ld("hq", q)))
+            hc = b.add(hc0, self.ld("hq", q))
+            self.put("hcum", d1, hc)
         bd = b.load(self.bd)
         deep, cont = self.block(f"deep{d}"), self.block(f"cont{d}")
+        here = b.block
         b.cbranch(b.icmp_signed(">=", c(d1), bd), deep, cont)
         b.position_at_end(deep)
         score = b.sub(c(sp["jf"][d1]), mm)
@@ -316,16 +367,22 @@ class _Emitter:
         b.store(c(d1), self.bd)
         b.store(score, self.bs)
         self.put("st", ST_BEST_MISM, mm)
-        with cgutils.for_range(b, c(sp["cells"])) as r:
-            self.put("best", r.index, self.ld("placed", r.index))
-        b.branch(kept)
-        b.position_at_end(kept)
+        b.store(c(d), self.back)
+        self.kept[d] = kept
+        b.branch(self.copy)
+        b.position_at_end(kept)  # reached from the copy too: values read back from memory
         if d1 < self.n:
+            mmk, hck = self.ld("mism", d1), self.ld("hcum", d1) if self.quota else hc
             b.branch(cont)
             b.position_at_end(cont)
-            self.enter(d1, mm)
-            b.branch(self.depth[d1])
+            mmp, hcp = b.phi(self.i64), b.phi(self.i64)
+            for blk, a, h in ((here, mm, hc), (kept, mmk, hck)):
+                mmp.add_incoming(a, blk)
+                hcp.add_incoming(h, blk)
+            self.enter(d1, mmp, hcp)
+            b.branch(self.head[d1])
             return
+        score = b.sub(c(sp["jf"][d1]), self.ld("mism", d1))
         self.put("st", ST_FULL, b.add(self.ld("st", ST_FULL), c(1)))
         perfect = self.block("perfect")
         b.cbranch(b.icmp_signed("==", score, c(sp["full"])), perfect, cont)
@@ -334,6 +391,6 @@ class _Emitter:
         self.put("st", ST_D, c(d1))
         b.branch(self.out)
         b.position_at_end(cont)  # a full board: take it back, try the next candidate
-        self.put("used", b.ashr(q, c(2)), c(0))
+        self.put("used", b.ashr(self.ld("placed", cell), c(2)), c(0))
         self.put("placed", cell, c(-1))
         b.branch(self.depth[d])
