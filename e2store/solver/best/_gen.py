@@ -18,11 +18,15 @@ only in what is not computed: sides no later depth reads are not copied to `scol
 mismatch bookkeeping is left out of depths before the first break, the quota test out of
 depths with no quota, the frame's grey and the wildcard are constants.
 
-Signature: `best_search(lists, kstart, kmid, kend, colk, inner, hq, scol, placed, used,
-ptr, lim, mid, mism, hcum, st, best, budget) -> nodes` (the generic kernel's arrays less
-the plan's rows).  The module written per plan (`source`, in `_unrolled.kernel_dir`)
-holds the plan's rows as literals and this module's hash, so numba's on-disk cache serves
-later processes and a change here writes new files.
+Signature: `best_search(lists, inner, used, st, best, mem, budget) -> nodes`: the generic
+kernel's arrays less the plan's rows, the int64 ones (`MEM`) at fixed offsets of one
+buffer `mem` (`memory`), so the code reaches them all from one base register plus
+constants instead of reloading a dozen array pointers from the stack (+10%); every array
+is told to LLVM as its own alias scope (they never overlap), which lets it keep values in
+registers across the stores to the state arrays (+10%).  The module written per plan
+(`source`, in `_unrolled.kernel_dir`) holds the plan's rows and `mem`'s offsets as
+literals and this module's hash, so numba's on-disk cache serves later processes and a
+change here writes new files.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -50,12 +55,38 @@ from ._kernels import (  # the state words, declared there
     ST_STATUS,
 )
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 _HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
 
-_ARGS = ("lists", "kstart", "kmid", "kend", "colk", "inner", "hq", "scol", "placed", "used",
-         "ptr", "lim", "mid", "mism", "hcum", "st", "best")
+_ARGS = ("lists", "inner", "used", "st", "best", "mem")
+# the int64 tables and state arrays of the generic kernel kept in `mem`, in this order
+MEM = ("kstart", "kmid", "kend", "colk", "hq", "scol", "placed", "ptr", "lim", "mid", "mism",
+       "hcum")
+_SCOPES = tuple(a for a in _ARGS if a != "mem") + MEM  # the arrays, as alias scopes
 _UNSIGNED = {"inner", "used"}
+_LINE = 8  # int64s per cache line: each array of `mem` starts on one
+
+
+def layout(plan) -> dict[str, tuple[int, int]]:
+    """{array of `MEM`: (offset, size)} in the buffer `mem` for `plan`."""
+    n, nd = plan.instance.width * plan.instance.height, int(plan.cell.size)
+    nkeys = len(plan.sigs) * plan.K * plan.K
+    size = {"kstart": nkeys, "kmid": nkeys, "kend": nkeys, "colk": plan.colk.size,
+            "hq": plan.hq.size, "scol": 4 * (n + 2), "placed": n, "ptr": max(nd, 1),
+            "lim": max(nd, 1), "mid": max(nd, 1), "mism": nd + 1, "hcum": nd + 1}
+    out, at = {}, 0
+    for a in MEM:
+        out[a] = (at, int(size[a]))
+        at += -(-int(size[a]) // _LINE) * _LINE
+    return out
+
+
+def memory(plan) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """A zeroed buffer `mem` for `plan` and its arrays (`MEM`) as views into it: the
+    generic kernel takes the views, the generated one the buffer."""
+    lay = layout(plan)
+    mem = np.zeros(max(o + s for o, s in lay.values()), np.int64)
+    return mem, {a: mem[o:o + s] for a, (o, s) in lay.items()}
 
 
 def spec(plan) -> dict:
@@ -65,7 +96,8 @@ def spec(plan) -> dict:
             "cell": plan.cell.tolist(), "ia": plan.ia.tolist(), "ib": plan.ib.tolist(),
             "xi": plan.xi.tolist(), "xs": plan.xs.tolist(), "allow": plan.allow.tolist(),
             "qmin": plan.qmin[:nd].tolist(), "kbase": plan.kbase.tolist(),
-            "jf": plan.jf.tolist(), "full": int(plan.full)}
+            "jf": plan.jf.tolist(), "full": int(plan.full),
+            "mem": {a: o for a, (o, _) in layout(plan).items()}}
 
 
 def supported(plan) -> bool:
@@ -100,10 +132,8 @@ def emit(sp: dict):
     """A numba intrinsic running the search of the plan rows `sp` (`spec`): the whole
     kernel, one block per depth (module docstring)."""
     @intrinsic
-    def search(typingctx, lists, kstart, kmid, kend, colk, inner, hq, scol, placed, used, ptr,
-               lim, mid, mism, hcum, st, best, budget):
-        sig = types.int64(lists, kstart, kmid, kend, colk, inner, hq, scol, placed, used, ptr,
-                          lim, mid, mism, hcum, st, best, budget)
+    def search(typingctx, lists, inner, used, st, best, mem, budget):
+        sig = types.int64(lists, inner, used, st, best, mem, budget)
 
         def codegen(context, builder, signature, args):
             return _Emitter(sp, context, builder, signature, args).run()
@@ -126,15 +156,18 @@ class _Emitter:
                      for i in (sp["ia"][d], sp["ib"][d], *sp["xi"][d]) if 0 <= i < self.frame}
         self.data = {name: context.make_array(ty)(context, builder, value=val).data
                      for name, ty, val in zip(_ARGS, signature.args[:-1], args[:-1], strict=True)}
+        for a, at in sp["mem"].items():
+            self.data[a] = builder.gep(self.data["mem"], [self.const(at)])
         self.budget = args[-1]
         self.fn = builder.function
         # every array its own alias scope: the arrays never overlap, and LLVM, told so,
         # keeps values in registers across the stores to the state arrays (+10%)
         mod = builder.module
         domain = mod.add_metadata(["e2b.arrays"])
-        scope = {a: mod.add_metadata([f"e2b.{a}", domain]) for a in _ARGS}
+        scope = {a: mod.add_metadata([f"e2b.{a}", domain]) for a in _SCOPES}
         self.alias = {a: (mod.add_metadata([scope[a]]),
-                          mod.add_metadata([scope[o] for o in _ARGS if o != a])) for a in _ARGS}
+                          mod.add_metadata([scope[o] for o in _SCOPES if o != a]))
+                      for a in _SCOPES}
 
     # -- small helpers: constants, array elements, blocks
     def const(self, v: int):

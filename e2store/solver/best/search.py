@@ -78,19 +78,20 @@ class BestSearch:
         p = self.plan
         inst = p.instance
         rng = np.random.default_rng([seed, restart]) if shuffle else None
-        lists, kstart, kmid, kend = p.lists(rng)
+        lists, *keys = p.lists(rng)
         n = inst.width * inst.height
-        placed = np.full(n, -1, np.int64)
+        mem, a = _gen.memory(p)  # the int64 arrays, views of one buffer (`_gen.layout`)
+        for name, table in zip(("kstart", "kmid", "kend"), keys, strict=True):
+            a[name][:] = table
+        a["colk"][:], a["hq"][:] = p.colk, p.hq
+        placed, scol, hcum = a["placed"], a["scol"], a["hcum"]
+        placed[:] = -1
         used = np.zeros(inst.n_pieces, np.uint8)
         for c, v in p.fixed.items():
             placed[c] = v
             used[v >> 2] = 1
         nd = p.cell.size
-        ptr, lim, mid = (np.zeros(max(nd, 1), np.int64) for _ in range(3))
-        mism = np.zeros(nd + 1, np.int64)
-        hcum = np.zeros(nd + 1, np.int64)
         hcum[0] = p.hc0
-        scol = np.zeros(4 * (n + 2), np.int64)
         scol[4 * (n + 1):] = p.K - 1
         for c, v in p.fixed.items():
             scol[4 * c:4 * c + 4] = p.colk[4 * v:4 * v + 4]
@@ -103,13 +104,13 @@ class BestSearch:
         while nodes < budget:
             step = min(SLICE_NODES, budget - nodes)
             if self.generated:
-                got = self.kernel(lists, kstart, kmid, kend, p.colk, p.inner, p.hq, scol,
-                                  placed, used, ptr, lim, mid, mism, hcum, st, best, step)
+                got = self.kernel(lists, p.inner, used, st, best, mem, step)
             else:
-                got = self.kernel(lists, kstart, kmid, kend, p.colk, p.inner, p.K, p.cell,
-                                  p.kbase, p.ia, p.ib, p.xi, p.xs, p.allow, p.jf, p.full,
-                                  p.hq, p.qmin, scol, placed, used, ptr, lim, mid, mism, hcum,
-                                  st, best, step)
+                got = self.kernel(lists, a["kstart"], a["kmid"], a["kend"], a["colk"],
+                                  p.inner, p.K, p.cell, p.kbase, p.ia, p.ib, p.xi, p.xs,
+                                  p.allow, p.jf, p.full, a["hq"], p.qmin, scol, placed, used,
+                                  a["ptr"], a["lim"], a["mid"], a["mism"], hcum, st, best,
+                                  step)
             nodes += int(got)
             if tick is not None:
                 tick(int(got))
