@@ -269,8 +269,8 @@ class _Emitter:
 
     def _copy_best(self) -> None:
         """The one block that copies the board to `best` and returns to the depth that
-        found it: written once rather than per depth, it halves the kernel's code and its
-        compile time (the copy is rare, the depth blocks then sit closer together)."""
+        found it: written once rather than per depth (256 moves each), it halves the
+        kernel's code (the copy is rare; the depth blocks then sit closer together)."""
         b, c = self.b, self.const
         b.position_at_end(self.copy)
         with cgutils.for_range(b, c(self.sp["cells"])) as r:
