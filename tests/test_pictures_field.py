@@ -164,6 +164,18 @@ def test_eternity_ii_clues_are_the_official_table(tmp_path):
     root = parse((tmp_path / "e2.svg").read_text())
     assert sorted(g.get("data-cell") for g in groups(root, "fixed")) == sorted(
         cell_name(x, y) for x, y in CLUES["all"])
+    # a drawn board frames the clues it holds: I8's piece in place, C3's turned a quarter
+    (p8, r8), (p3, r3) = CLUES["all"][(7, 8)], CLUES["all"][(2, 2)]
+    cells = np.full(256, -1)
+    cells[8 * 16 + 7], cells[2 * 16 + 2] = p8 * 4 + r8, p3 * 4 + (r3 + 1) % 4
+    assert field_clues(inst, cells) == {(7, 8): p8 * 4 + r8}
+    assert field_clues(inst, np.full((16, 16), -1)) == {}
+    (tmp_path / "b.txt").write_text(f"7 8 {p8} {r8}\n2 2 {p3} {(r3 + 1) % 4}\n")
+    r = run("render", "board", E2_PIECES, "--board", tmp_path / "b.txt", "-o",
+            tmp_path / "b.svg")
+    assert r.exit_code == 0, r.output
+    root = parse((tmp_path / "b.svg").read_text())
+    assert [g.get("data-cell") for g in groups(root, "fixed")] == ["I8"]
 
 
 # ------------------------------------------------------------------ render board --best

@@ -124,8 +124,9 @@ def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
     in place of INSTANCE is drawn from its colours alone (no piece file needed).
 
     Axes as the field labels them: rows A.. from the north, columns 1.. from the west
-    (I8: row I, column 8); tooltips count pieces from 1.  On Eternity II's pieces the five
-    official clue cells are framed."""
+    (I8: row I, column 8); tooltips count pieces from 1.  On Eternity II's pieces the
+    official clue cells are framed: all five on the solution or the empty board, those
+    holding their clue piece on a drawn board."""
     from e2store.instance.url import colours_board, is_url
     from e2store.reports.drawings import board_grid
     from e2store.reports.render import svg_board
@@ -156,7 +157,6 @@ def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
                          mismatched=sc.mismatched), output, scale)
         return
     inst = load_instance(instance, fmt, sides, size)
-    clues = field_clues(inst)
     if board is not None:
         cells, what, note = chosen_any_board(inst, board, best is not None, index or 0)
         if note:  # which row the best is
@@ -165,11 +165,12 @@ def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
         title = title or (f"{inst.name}: {what}score {sc.matched} / {sc.joins}, "
                           f"{len(sc.mismatched)} mismatched, {len(sc.holes)} holes")
         _write(svg_board(inst, cells.reshape(inst.height, inst.width), title=title,
-                         mismatched=sc.mismatched, fixed=clues, fixed_label="clue"),
-               output, scale)
+                         mismatched=sc.mismatched, fixed=field_clues(inst, cells),
+                         fixed_label="clue"), output, scale)
         return
     grid = board_grid(inst, solution, instance)
-    _write(svg_board(inst, grid, title=title, fixed=clues, fixed_label="clue"), output, scale)
+    _write(svg_board(inst, grid, title=title, fixed=field_clues(inst), fixed_label="clue"),
+           output, scale)
 
 
 @render.command("zones", examples=["e2store render zones --size 12x6 --hamming 2 -o zones.svg"])

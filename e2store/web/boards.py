@@ -210,9 +210,9 @@ def boards_data(path: Path, instance: Instance, b, *, top: int = 3,
 
 
 def board_svg(instance: Instance, b, i: int, label: str) -> str:
-    """Row `i` of the boards `b` drawn (`svg_board`) with its mismatched joins and
-    Eternity II's clue cells, titled `label` then its score, depth, mismatches, holes,
-    source, seed and restart."""
+    """Row `i` of the boards `b` drawn (`svg_board`) with its mismatched joins and the
+    Eternity II clue cells it holds, titled `label` then its score, depth, mismatches,
+    holes, source, seed and restart."""
     from e2store.reports.render import svg_board
     from e2store.solver.boards import score
     from e2store.web.pictures import field_clues
@@ -224,7 +224,7 @@ def board_svg(instance: Instance, b, i: int, label: str) -> str:
              f"{len(sc.mismatched)} mismatched, {len(sc.holes)} holes ({st['source'][i]}, "
              f"seed {int(st['seed'][i])}, restart {int(st['restart'][i])})")
     return svg_board(instance, cells.reshape(instance.height, instance.width), title=title,
-                     mismatched=sc.mismatched, fixed=field_clues(instance),
+                     mismatched=sc.mismatched, fixed=field_clues(instance, cells),
                      fixed_label="clue")
 
 

@@ -6,23 +6,31 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+import numpy as np
+
 from e2store.instance.model import Instance
 from e2store.zones.geometry import ring_offsets
 
 CELL = 44
 
 
-def field_clues(inst: Instance) -> dict[tuple[int, int], int]:
+def field_clues(inst: Instance, cells: np.ndarray | None = None) -> dict[tuple[int, int], int]:
     """Eternity II's five official clues, {(x, y): piece*4+r} (`e2store.solver.best.CLUES`),
     when `inst` is Eternity II's 256 pieces; {} for any other instance: the cells a picture
-    of an Eternity II board frames (`svg_board(..., fixed=...)`)."""
+    of an Eternity II board frames (`svg_board(..., fixed=...)`).  With `cells` (a board,
+    packed piece*4+r, row by row), only the clues that board holds in their cell: a
+    centre-clue run's board frames I8 alone, not four cells it never fixed."""
     if (inst.width, inst.height, inst.n_pieces) != (16, 16, 256):
         return {}  # the solver's tables (and numba) are not imported for other boards
     from e2store.solver.best import CLUES, eternity_ii
 
     if not eternity_ii(inst):
         return {}
-    return {(int(x), int(y)): int(p) * 4 + int(r) for (x, y), (p, r) in CLUES["all"].items()}
+    out = {(int(x), int(y)): int(p) * 4 + int(r) for (x, y), (p, r) in CLUES["all"].items()}
+    if cells is not None:
+        flat = np.asarray(cells).reshape(-1)
+        out = {(x, y): v for (x, y), v in out.items() if int(flat[y * inst.width + x]) == v}
+    return out
 
 
 def svg_slot_heat(inst: Instance, hamming: int, values: Sequence[int], x: int, y: int) -> str:
