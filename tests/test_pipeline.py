@@ -228,8 +228,9 @@ def _env(slurm: bool = False) -> dict:
 
 def _snakemake(workdir: Path, config: Path | None, *extra: str,
                cores: int | None = 2) -> subprocess.CompletedProcess:
+    # the first run compiles every kernel beside another test process: 155 s on 2 cores
     return subprocess.run(_command(workdir, config, *extra, cores=cores), capture_output=True,
-                          text=True, env=_env(), timeout=300)
+                          text=True, env=_env(), timeout=900)
 
 
 # the tiny config of the end-to-end runs: a generated 5x5 and an imported 4x4, hamming 1 and 2
