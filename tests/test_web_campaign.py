@@ -67,12 +67,22 @@ def _naive(inst, boards) -> list[tuple[str, dict, np.ndarray]]:
     return out
 
 
+def _fill(mine: list[dict]) -> float:
+    """The seconds of the fills of one arm's rows: each filled board's `found` less that
+    of its restart's deepest board."""
+    start = {(r["seed"], r["restart"]): r["found"] for r in mine if r["source"] == "best"}
+    return sum(r["found"] - start[(r["seed"], r["restart"])] for r in mine
+               if r["source"] == "filled")
+
+
 def _shard(rows, arm, seed, k=None, n=None) -> dict:
     mine = [r for a, r, _ in rows if a == arm and r["seed"] == seed
             and (k is None or r["restart"] % n == k)]
     best = [r for r in mine if r["source"] == "best"]
+    search, fill = sum(r["seconds"] for r in best), _fill(mine)
     return {"restarts": len(best), "nodes": sum(r["nodes"] for r in best),
-            "rate": sum(r["nodes"] for r in best) / sum(r["seconds"] for r in best),
+            "search_seconds": search, "fill_seconds": fill, "seconds": search + fill,
+            "rate": sum(r["nodes"] for r in best) / (search + fill),
             "score": max(r["score"] for r in mine), "depth": max(r["depth"] for r in mine),
             "last": max(r["found"] for r in mine)}
 
@@ -88,7 +98,9 @@ def test_the_page_of_a_campaign(campaign):
             want = _shard(rows, arm, seed, *shard)
             keys = ("restarts", "nodes", "score", "depth", "last")
             assert {k: s[k] for k in keys} == {k: want[k] for k in keys}
-            assert s["rate"] == pytest.approx(want["rate"])
+            for k in ("rate", "seconds", "search_seconds", "fill_seconds"):
+                assert s[k] == pytest.approx(want[k])
+            assert s["search_seconds"] + s["fill_seconds"] == pytest.approx(s["seconds"])
         assert [shards[k]["state"] for k in sorted(shards)] == ["done", "", ""]
         assert shards[("a", 3, (0, 2))]["ended"] == "restarts"
         assert c["receipts"] == str(boards.parent / "receipts")
@@ -101,8 +113,11 @@ def test_the_page_of_a_campaign(campaign):
             filled = [(r, cells) for r, cells in mine if r["source"] == "filled"]
             top = max(r["score"] for r, _ in filled)
             assert a["restarts"] == len(best) and a["boards"] == len(mine)
-            assert a["rate"] == pytest.approx(sum(r["nodes"] for r in best) /
-                                              sum(r["seconds"] for r in best))
+            seconds = sum(r["seconds"] for r in best) + _fill([r for r, _ in mine])
+            assert a["rate"] == pytest.approx(sum(r["nodes"] for r in best) / seconds)
+            assert a["seconds_per_restart"] == pytest.approx(seconds / len(best))
+            assert a["search_seconds"] + a["fill_seconds"] == pytest.approx(
+                a["seconds_per_restart"])
             assert a["best"]["score"] == top == a["filled"]["max"]
             assert a["best"]["source"] == "filled"
             first = next(cells for r, cells in filled if r["score"] == top)

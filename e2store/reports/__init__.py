@@ -9,21 +9,15 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.reports.campaign import ArmStats as ArmStats
     from e2store.reports.campaign import Comparison as Comparison
     from e2store.reports.campaign import Estimate as Estimate
-    from e2store.reports.campaign import Tail as Tail
-    from e2store.reports.campaign import TailModel as TailModel
-    from e2store.reports.campaign import TailTarget as TailTarget
-    from e2store.reports.campaign import TailVerdict as TailVerdict
     from e2store.reports.campaign import arm_stats as arm_stats
     from e2store.reports.campaign import board_depths as board_depths
     from e2store.reports.campaign import board_targets as board_targets
     from e2store.reports.campaign import bootstrap as bootstrap
     from e2store.reports.campaign import compare_arms as compare_arms
-    from e2store.reports.campaign import fit_tail as fit_tail
     from e2store.reports.campaign import report_thresholds as report_thresholds
     from e2store.reports.campaign import restarts_needed as restarts_needed
-    from e2store.reports.campaign import tail_hours as tail_hours
-    from e2store.reports.campaign import tail_verdict as tail_verdict
     from e2store.reports.campaign import wilson as wilson
+    from e2store.reports.campaign_text import TAIL_RULE as TAIL_RULE
     from e2store.reports.campaign_text import campaign_markdown as campaign_markdown
     from e2store.reports.campaign_text import campaign_report as campaign_report
     from e2store.reports.campaign_text import restart_seconds as restart_seconds
@@ -47,6 +41,20 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.reports.tables import Table as Table
     from e2store.reports.tables import load_tables as load_tables
     from e2store.reports.tables import write_tables as write_tables
+    from e2store.reports.tail import ENOUGH as ENOUGH
+    from e2store.reports.tail import LADDERS as LADDERS
+    from e2store.reports.tail import REACH as REACH
+    from e2store.reports.tail import WALL as WALL
+    from e2store.reports.tail import Claim as Claim
+    from e2store.reports.tail import Tail as Tail
+    from e2store.reports.tail import TailModel as TailModel
+    from e2store.reports.tail import TailTarget as TailTarget
+    from e2store.reports.tail import TailVerdict as TailVerdict
+    from e2store.reports.tail import calibrate as calibrate
+    from e2store.reports.tail import fit_tail as fit_tail
+    from e2store.reports.tail import poisson_p as poisson_p
+    from e2store.reports.tail import tail_hours as tail_hours
+    from e2store.reports.tail import tail_verdict as tail_verdict
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "summary": ("summarize", "format_markdown", "write_summary",),
@@ -55,9 +63,11 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "tables": ("Board", "Table", "load_tables", "write_tables",),
     "plots": ("write_plots",),
     "render": ("svg_pieces", "svg_board", "svg_zone_map", "svg_corolle", "write_picture",),
-    "campaign": ("Estimate", "ArmStats", "Comparison", "TailModel", "TailTarget", "Tail",
-                 "wilson", "bootstrap", "arm_stats", "compare_arms", "restarts_needed",
-                 "fit_tail", "tail_hours", "board_depths", "board_targets",
-                 "report_thresholds", "TailVerdict", "tail_verdict",),
-    "campaign_text": ("campaign_report", "campaign_markdown", "restart_seconds",),
+    "campaign": ("Estimate", "ArmStats", "Comparison", "wilson", "bootstrap", "arm_stats",
+                 "compare_arms", "restarts_needed", "board_depths", "board_targets",
+                 "report_thresholds",),
+    "tail": ("ENOUGH", "REACH", "WALL", "Tail", "TailModel", "TailTarget", "TailVerdict",
+             "fit_tail", "tail_hours", "tail_verdict", "poisson_p", "calibrate", "Claim",
+             "LADDERS",),
+    "campaign_text": ("campaign_report", "campaign_markdown", "restart_seconds", "TAIL_RULE",),
 })

@@ -10,9 +10,11 @@ methods and their models are stated in docs/campaigns.md:
 * `compare_arms`: the two-sided Mann-Whitney U test (normal approximation, tie and
   continuity corrections), the common-language effect size and the restarts per arm
   that would make the same effect significant;
-* `tail_hours`: expected core-hours to a full board of at least a score, from the counts
-  seen, and beyond them from a geometric tail fitted to the upper scores, unless that
-  model fails its check against the counts seen (`tail_verdict`: a Poisson test).
+* the tail (`e2store.reports.tail`): expected core-hours to a full board of at least a
+  score, where the data can speak for it.
+
+A restart's cost is its search's seconds plus its fill's (`fill_seconds`): every rate and
+cost here is per core-second of that sum; the search's own rate is kept beside it.
 
 The depths and target scores follow the board (`board_depths`, `board_targets`): cells-8,
 cells-7, cells-6 and joins-14, joins-13, joins-12 of a W x H board (cells = W*H, joins =
@@ -52,13 +54,21 @@ class ArmStats:
     """One arm's restarts summarised (`arm_stats`)."""
 
     restarts: int
-    rate: float  # placements (search nodes) per second: sum nodes / sum seconds
-    seconds_per_restart: float
+    rate: float  # placements (search nodes) per core-second: nodes / (search + fill seconds)
+    seconds_per_restart: float  # mean core-seconds of a restart: its search and its fill
     depth_mean: Estimate  # bootstrap intervals
     depth_median: Estimate
     filled_mean: Estimate
     filled_median: Estimate
     reach: dict[int, Estimate]  # depth -> fraction of restarts reaching it (Wilson interval)
+    search_seconds: float = math.nan  # mean seconds of a restart's search
+    fill_seconds: float = 0.0  # mean seconds of a restart's fill (its holes filled)
+    search_rate: float = math.nan  # placements per second of search: nodes / search seconds
+
+    @property
+    def restarts_per_hour(self) -> float:
+        """Restarts per core-hour (search and fill)."""
+        return 3600 / self.seconds_per_restart if self.seconds_per_restart > 0 else math.nan
 
 
 @dataclass(frozen=True)
@@ -74,58 +84,6 @@ class Comparison:
     significant: bool  # p < 0.05
     restarts_needed: int | None  # n per arm giving p < 0.05 at this effect (None: no effect)
     more_restarts: int  # restarts_needed minus the smaller arm's restarts, at least 0
-
-
-@dataclass(frozen=True)
-class TailModel:
-    """log P(filled >= s) = intercept + slope * s, least squares over `scores`."""
-
-    intercept: float
-    slope: float
-    scores: tuple[int, ...]  # the scores fitted
-
-    def probability(self, score: float) -> float:
-        """P(filled >= score) per restart under the model (at most 1)."""
-        return min(1.0, math.exp(self.intercept + self.slope * score))
-
-
-@dataclass(frozen=True)
-class TailTarget:
-    """Expected core-hours to a board of at least `score` (`tail_hours`)."""
-
-    score: int
-    seen: int  # restarts with filled >= score
-    probability: float  # per restart: seen / restarts if seen, else the model's
-    source: str  # "observed", "model", "rejected" (the model failed its check: no
-    # estimate, core_hours NaN) or "none" (no board and no model)
-    model_probability: float | None
-    core_hours: float  # mean seconds per restart / probability / 3600 (inf if 0)
-
-
-@dataclass(frozen=True)
-class TailVerdict:
-    """The model's check point (above the fitted scores) least likely under its own
-    predictions: restarts `seen` at or above `score` where `expected` were predicted, `p`
-    its two-sided Poisson p-value times the points checked (Bonferroni); `rejected` when
-    that is under REJECT_P."""
-
-    score: int
-    seen: int
-    expected: float
-    p: float
-    rejected: bool
-
-
-@dataclass(frozen=True)
-class Tail:
-    """The tail of one arm's filled scores: targets, model and its check."""
-
-    restarts: int
-    seconds_per_restart: float
-    targets: list[TailTarget]
-    model: TailModel | None
-    check: list[tuple[int, int, float]]  # (score, restarts seen >= score, model's expected)
-    verdict: TailVerdict | None = None  # None without a score above the fitted ones
 
 
 # -- thresholds -----------------------------------------------------------------------------
@@ -240,11 +198,13 @@ def bootstrap(values, *, resamples: int = 2000, seed: int = 0,
 
 
 def arm_stats(depth, filled, nodes, seconds, *, depths: Sequence[int] | None = None,
-              resamples: int = 2000, seed: int = 0, cells: int | None = None) -> ArmStats:
-    """One arm's restarts: rate, deepest depth and filled score (mean, median with
-    bootstrap intervals) and the fraction reaching each of `depths` (Wilson intervals;
-    default: `board_depths(cells)` of a board of `cells` cells, Eternity II's 248, 249,
-    250 without `cells`)."""
+              resamples: int = 2000, seed: int = 0, cells: int | None = None,
+              fill_seconds=None) -> ArmStats:
+    """One arm's restarts: cost (`seconds` of search, `fill_seconds` of fill, their sum)
+    and rates per core-second of the sum, deepest depth and filled score (mean, median
+    with bootstrap intervals) and the fraction reaching each of `depths` (Wilson
+    intervals; default: `board_depths(cells)` of a board of `cells` cells, Eternity II's
+    248, 249, 250 without `cells`)."""
     if depths is None:
         depths = board_depths(E2_CELLS if cells is None else cells)
     d = np.asarray(depth)
@@ -252,13 +212,22 @@ def arm_stats(depth, filled, nodes, seconds, *, depths: Sequence[int] | None = N
     n = len(d)
     if len(f) != n or len(nodes) != n or len(seconds) != n:
         raise ValueError("depth, filled, nodes and seconds need one value per restart")
-    total_s = float(np.sum(seconds, dtype=np.float64))
-    rate = float(np.sum(nodes, dtype=np.float64)) / total_s if total_s > 0 else math.nan
+    fill = np.zeros(n) if fill_seconds is None else np.asarray(fill_seconds, np.float64)
+    if len(fill) != n:
+        raise ValueError("fill_seconds needs one value per restart")
+    search_s = float(np.sum(seconds, dtype=np.float64))
+    fill_s = float(fill.sum())
+    total_n = float(np.sum(nodes, dtype=np.float64))
+
+    def per(x: float, y: float) -> float:
+        return x / y if y > 0 else math.nan
+
     bd = bootstrap(d, resamples=resamples, seed=seed)
     bf = bootstrap(f, resamples=resamples, seed=seed + 1)
     reach = {int(k): wilson(int(np.count_nonzero(d >= k)), n) for k in depths}
-    return ArmStats(n, rate, total_s / n if n else math.nan, bd["mean"], bd["median"],
-                    bf["mean"], bf["median"], reach)
+    return ArmStats(n, per(total_n, search_s + fill_s), per(search_s + fill_s, n),
+                    bd["mean"], bd["median"], bf["mean"], bf["median"], reach,
+                    per(search_s, n), per(fill_s, n), per(total_n, search_s))
 
 
 # -- Mann-Whitney U --------------------------------------------------------------------------
@@ -323,98 +292,6 @@ def compare_arms(a, b) -> Comparison:
     needed = restarts_needed(effect, tie_factor)
     more = 0 if p < ALPHA or needed is None else max(0, needed - min(n_a, n_b))
     return Comparison(n_a, n_b, u, z, p, effect, p < ALPHA, needed, more)
-
-
-# -- the tail --------------------------------------------------------------------------------
-
-def fit_tail(filled, *, min_count: int = 10, points: int = 8) -> TailModel | None:
-    """The geometric tail log P(filled >= s) = a + b s, fitted by least squares over the
-    `points` highest integer scores s that at least `min_count` restarts reached (None
-    with fewer than 2 such scores or a slope that is not negative)."""
-    f = np.asarray(filled)
-    n = len(f)
-    if n == 0:
-        return None
-    values, counts = np.unique(f.astype(np.int64), return_counts=True)
-    surv = n - np.concatenate([[0], np.cumsum(counts)[:-1]])  # restarts >= each value
-    top = values[surv >= min_count]
-    if len(top) == 0:
-        return None
-    hi = int(top.max())
-    scores = np.arange(max(int(values[0]), hi - points + 1), hi + 1)
-    seen = np.array([np.count_nonzero(f >= s) for s in scores])
-    if len(scores) < 2:
-        return None
-    slope, intercept = np.polyfit(scores, np.log(seen / n), 1)
-    if not slope < 0:
-        return None
-    return TailModel(float(intercept), float(slope), tuple(int(s) for s in scores))
-
-
-REJECT_P = 0.01  # a tail model whose check is less likely than this is not used
-
-
-def poisson_p(seen: int, expected: float) -> float:
-    """Two-sided p-value of `seen` events where a Poisson count of mean `expected` was
-    predicted: twice the smaller tail, at most 1."""
-    if expected <= 0:
-        return 1.0 if seen == 0 else 0.0
-    at = math.exp(-expected)  # P(X = k), k = 0, 1, ..., seen
-    below = at  # P(X <= seen)
-    for k in range(1, seen + 1):
-        at *= expected / k
-        below += at
-    above = 1.0 - below + at  # P(X >= seen)
-    return min(1.0, 2 * min(below, max(above, 0.0)))
-
-
-def tail_verdict(check: Sequence[tuple[int, int, float]],
-                 fitted: Sequence[int]) -> TailVerdict | None:
-    """The check point above the `fitted` scores least likely under the model
-    (`TailVerdict`): the points the model extrapolates to, as it does to the targets (the
-    fitted points carry its own estimation error); None without one."""
-    beyond = [c for c in check if c[0] > max(fitted, default=c[0])]
-    if not beyond:
-        return None
-    s, seen, expected = min(beyond, key=lambda c: poisson_p(c[1], c[2]))
-    p = min(1.0, poisson_p(seen, expected) * len(beyond))
-    return TailVerdict(s, seen, expected, p, p < REJECT_P)
-
-
-def tail_hours(filled, seconds, targets: Sequence[int] | None = None, *,
-               min_count: int = 10, points: int = 8, joins: int | None = None) -> Tail:
-    """Expected core-hours to a full board of at least each target at the arm's rate:
-    mean seconds per restart / P(filled >= target) / 3600, with P from the restarts seen
-    when some reached the target, else from the fitted geometric tail (`fit_tail`); the
-    model is checked against the restarts seen at each upper observed score.  `targets`
-    default: `board_targets(joins)` of a board of `joins` inner joins, Eternity II's 466,
-    467, 468 without `joins`."""
-    if targets is None:
-        targets = board_targets(E2_JOINS if joins is None else joins)
-    f = np.asarray(filled)
-    n = len(f)
-    per = float(np.sum(seconds, dtype=np.float64)) / n if n else math.nan
-    model = fit_tail(f, min_count=min_count, points=points)
-    check = []
-    if model is not None and n:
-        for s in range(model.scores[0], int(f.max()) + 1):
-            check.append((s, int(np.count_nonzero(f >= s)), n * model.probability(s)))
-    verdict = tail_verdict(check, model.scores if model else ())
-    rejected = verdict is not None and verdict.rejected
-    out = []
-    for s in targets:
-        seen = int(np.count_nonzero(f >= s))
-        mp = model.probability(s) if model else None
-        if seen:
-            prob, source = seen / n, "observed"
-        elif mp is not None:
-            prob, source = mp, "rejected" if rejected else "model"
-        else:
-            prob, source = 0.0, "none"
-        hours = (math.nan if source == "rejected"
-                 else per / prob / 3600 if prob > 0 else math.inf)
-        out.append(TailTarget(int(s), seen, prob, source, mp, hours))
-    return Tail(n, per, out, model, check, verdict)
 
 
 # -- the report ------------------------------------------------------------------------------

@@ -14,11 +14,19 @@ import numpy as np
 
 from e2store.files import atomic_write_bytes, atomic_write_text
 from e2store.reports.campaign import (
-    REJECT_P,
     Estimate,
     arm_stats,
     compare_arms,
     report_thresholds,
+)
+from e2store.reports.tail import (
+    ENOUGH,
+    REACH,
+    REJECT_P,
+    WALL,
+    Z95,
+    Tail,
+    TailTarget,
     tail_hours,
 )
 
@@ -31,27 +39,93 @@ def _hours(h: float) -> str:
     return "not estimated" if math.isnan(h) else "inf" if math.isinf(h) else f"{h:.4g}"
 
 
-def _histogram(path: Path, arms: Mapping[str, np.ndarray], label: str) -> None:
-    """A PNG of the distribution of one integer value per arm (step lines, log count)."""
+TAIL_RULE = (
+    "P(filled >= s) per restart: observed (the restarts that reached s, with the Wilson "
+    "interval) when some did; else modelled, at most "
+    f"{REACH} points above the anchor (the highest score at least {ENOUGH} restarts "
+    "reached): P(anchor) times the per-point ratio of a geometric tail fitted by maximum "
+    "likelihood to the upper scores, its range the fit's 95% interval, the pessimistic end "
+    f"also {WALL:g} times steeper per point beyond the anchor (tails steepen at the top, "
+    "as the published ladders show); higher targets are not estimated.  A model that "
+    "fails its check against the restarts above its fit (two-sided Poisson test, "
+    "Bonferroni over the scores, "
+    f"p < {REJECT_P}) estimates nothing.  Core-hours = mean seconds per restart (its search "
+    "and its fill) / P / 3600.  docs/campaigns.md gives the rule's calibration on published "
+    "ladders.")
+
+
+def tail_lines(t: Tail) -> list[str]:
+    """One arm's tail as Markdown: model, targets with their ranges, check, verdict."""
+    lines = []
+    if t.model:
+        m = t.model
+        steeper, flatter = (math.exp(-m.slope + k * Z95 * m.slope_se) for k in (1, -1))
+        lines.append(f"Model: log P = {m.intercept:.4f} {m.slope:+.4f} s, fitted over "
+                     f"{m.scores[0]}..{m.scores[-1]}: each point {1 / m.ratio:.3g} times "
+                     f"rarer than the one below (95% [{flatter:.3g}, {steeper:.3g}]).")
+    else:
+        lines.append("No tail model (fewer than 2 scores reached by 10 restarts).")
+    if t.limit is not None:
+        lines.append(f"Estimated up to {t.limit}: {REACH} points above {t.anchor}, the "
+                     f"highest score at least {ENOUGH} restarts reached.")
+    lines += ["", "| score | seen | P per restart | from | core-hours [95% range] |",
+              "|---|---|---|---|---|"]
+    for g in t.targets:
+        lines.append(f"| >= {g.score} | {g.seen} | "
+                     f"{'-' if math.isnan(g.probability) else f'{g.probability:.3g}'} | "
+                     f"{g.source} | {_target_hours(g, t)} |")
+    if t.check:
+        lines += ["", "Model check (restarts reaching each upper observed score):", "",
+                  "| score | seen | predicted |", "|---|---|---|"]
+        lines += [f"| >= {s} | {o} | {e:.1f} |" for s, o, e in t.check]
+    if t.verdict is not None:
+        v = t.verdict
+        lines += ["", f"Verdict: the model is **{'rejected' if v.rejected else 'kept'}**"
+                  f": its least likely check is >= {v.score}, {v.seen} seen where "
+                  f"{v.expected:.1f} were predicted (p = {v.p:.3g})"
+                  + (", so the core-hours of unseen scores are not estimated."
+                     if v.rejected else ".")]
+    return lines
+
+
+def _target_hours(g: TailTarget, t: Tail) -> str:
+    """A target's core-hours with its range, or why it has none."""
+    if g.estimated:
+        return f"{_hours(g.core_hours)} [{_hours(g.low)}, {_hours(g.high)}]"
+    if g.source == "rejected":
+        return "not estimated: the model failed its check"
+    if g.source == "none":
+        return "not estimated: no restart"
+    if t.anchor is None or t.model is None:
+        return "not estimated: beyond the data (too few restarts for a model)"
+    return (f"not estimated: beyond the data (more than {REACH} points above {t.anchor}, "
+            f"the highest score {ENOUGH} restarts reached)")
+
+
+def _survival(path: Path, arms: Mapping[str, np.ndarray], label: str) -> None:
+    """A PNG of the fraction of each arm's restarts reaching at least each value (survival
+    curves, log scale: the upper tail a record hunt lives on stays readable however few
+    restarts reach it; integer ticks)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     fig = Figure(figsize=(8, 4.2), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.subplots()
     for k, (name, v) in enumerate(arms.items()):
-        v = np.asarray(v, dtype=np.int64)
+        v = np.sort(np.asarray(v, dtype=np.int64))
         if len(v) == 0:
             continue
-        lo = int(v.min())
-        c = np.bincount(v - lo)
-        xs = np.arange(lo, lo + len(c))
-        ax.step(xs, np.where(c > 0, c / len(v), np.nan), where="mid", color=f"C{k % 10}",
-                label=f"{name} ({len(v)} restarts)")
+        xs, first = np.unique(v, return_index=True)
+        ax.step(xs, (len(v) - first) / len(v), where="post", color=f"C{k % 10}",
+                marker=".", label=f"{name} ({len(v)} restarts)")
     ax.set_yscale("log")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(label)
-    ax.set_ylabel("fraction of restarts")
-    ax.set_title(f"{label} per arm")
+    ax.set_ylabel("fraction of restarts reaching it")
+    ax.set_title(f"{label}: fraction of restarts reaching at least each value")
+    ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
@@ -92,7 +166,7 @@ def campaign_report(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray
     if plots:
         for value, label in (("depth", "deepest depth"), ("filled", "filled score")):
             png = path.with_name(f"{path.stem}-{value}.png")
-            _histogram(png, {a: r[value] for a, r in arms.items()}, label)
+            _survival(png, {a: r[value] for a, r in arms.items()}, label)
             written.append(png)
         text += "\n".join(["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in written]
                           + [""])
@@ -114,13 +188,19 @@ def campaign_markdown(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarr
              "Comparisons: two-sided Mann-Whitney U, normal approximation with tie and "
              "continuity corrections; effect = P(A > B) + 0.5 P(A = B). "
              "Method notes: docs/campaigns.md.", "", "## Arms", ""]
-    head = ["arm", "restarts", "placements/s", "s/restart", "depth mean", "depth median",
-            "filled mean", "filled median"] + [f"depth >= {d}" for d in depths]
-    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    head = ["arm", "restarts", "s/restart", "search s", "fill s", "restarts/core-h",
+            "placements/core-s", "depth mean", "depth median", "filled mean",
+            "filled median"] + [f"depth >= {d}" for d in depths]
+    lines += ["A restart's cost is its search and its fill (its holes filled): s/restart is "
+              "their sum, and the rates per core count it (the search's own rate is in "
+              "`solve`'s report).", "",
+              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k, (name, r) in enumerate(arms.items()):
         st = arm_stats(r["depth"], r["filled"], r["nodes"], r["seconds"], depths=depths,
-                       resamples=resamples, seed=seed + 2 * k)
-        cells = [name, str(st.restarts), f"{st.rate:.4g}", f"{st.seconds_per_restart:.4g}",
+                       resamples=resamples, seed=seed + 2 * k, fill_seconds=r["fill_seconds"])
+        cells = [name, str(st.restarts), f"{st.seconds_per_restart:.4g}",
+                 f"{st.search_seconds:.4g}", f"{st.fill_seconds:.4g}",
+                 f"{st.restarts_per_hour:.4g}", f"{st.rate:.4g}",
                  _e(st.depth_mean), _e(st.depth_median), _e(st.filled_mean),
                  _e(st.filled_median)] + [_e(st.reach[d], 4) for d in depths]
         lines.append("| " + " | ".join(cells) + " |")
@@ -139,42 +219,10 @@ def campaign_markdown(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarr
                              f"{c.effect:.4f} | {'yes' if c.significant else 'no'} | "
                              f"{c.restarts_needed if c.restarts_needed else '-'} | "
                              f"{c.more_restarts} |")
-    lines += ["", "## Tail: core-hours to a full board", "",
-              "P(filled >= s) per restart: the restarts seen when some reached s, else the "
-              "geometric tail log P(filled >= s) = a + b s fitted by least squares over the "
-              "highest scores at least 10 restarts reached; core-hours = mean seconds per "
-              "restart (its search and its fill) / P / 3600.  The model is checked against "
-              "the restarts seen at the scores above those it was fitted to (two-sided "
-              f"Poisson test, Bonferroni over the scores); below p = {REJECT_P} it is "
-              "rejected and gives no estimate.", ""]
+    lines += ["", "## Tail: core-hours to a full board", "", TAIL_RULE, ""]
     for name, r in arms.items():
-        t = tail_hours(r["filled"], restart_seconds(r), targets)
-        lines += [f"### {name}", ""]
-        if t.model:
-            lines.append(f"Model: log P = {t.model.intercept:.4f} {t.model.slope:+.4f} s "
-                         f"(ratio {math.exp(t.model.slope):.4f} per point), fitted over "
-                         f"{t.model.scores[0]}..{t.model.scores[-1]}.")
-        else:
-            lines.append("No tail model (fewer than 2 scores reached by 10 restarts).")
-        lines += ["", "| score | seen | P per restart | from | model P | core-hours |",
-                  "|---|---|---|---|---|---|"]
-        for g in t.targets:
-            mp = "-" if g.model_probability is None else f"{g.model_probability:.3g}"
-            prob = "-" if g.source == "rejected" else f"{g.probability:.3g}"
-            lines.append(f"| >= {g.score} | {g.seen} | {prob} | {g.source} | "
-                         f"{mp} | {_hours(g.core_hours)} |")
-        if t.check:
-            lines += ["", "Model check (restarts reaching each upper observed score):", "",
-                      "| score | seen | predicted |", "|---|---|---|"]
-            lines += [f"| >= {s} | {o} | {e:.1f} |" for s, o, e in t.check]
-        if t.verdict is not None:
-            v = t.verdict
-            lines += ["", f"Verdict: the model is **{'rejected' if v.rejected else 'kept'}**"
-                      f": its least likely check is >= {v.score}, {v.seen} seen where "
-                      f"{v.expected:.1f} were predicted (p = {v.p:.3g})"
-                      + (", so the core-hours of unseen scores are not estimated."
-                         if v.rejected else ".")]
-        lines.append("")
+        lines += [f"### {name}", ""] + tail_lines(tail_hours(r["filled"], restart_seconds(r),
+                                                             targets)) + [""]
     lines += _best_boards(rows)
     return "\n".join(lines) + "\n"
 

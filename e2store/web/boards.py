@@ -234,6 +234,7 @@ def _score_plot(st: dict) -> str:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     from e2store.web.reports import figure_svg
 
@@ -247,6 +248,8 @@ def _score_plot(st: dict) -> str:
         ax.plot(x, np.asarray(st["score"][mask])[order], ".", alpha=0.4)
     ax.set_xlabel("restart")
     ax.set_ylabel("score (matched joins)")
+    for axis in (ax.xaxis, ax.yaxis):  # restarts and scores are whole: no 462.5
+        axis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     svg = figure_svg(fig)

@@ -119,12 +119,31 @@ def started(where: Path | None) -> set[Key]:
     return out
 
 
+def _fill_seconds(st: dict, arm_ix: np.ndarray, best: np.ndarray) -> np.ndarray:
+    """Per row, the seconds of the fill it records: on a filled board's row, its `found`
+    less that of its restart's deepest board (`restart_arrays` counts it so), 0 elsewhere
+    and where either time is unknown."""
+    found = np.asarray(st["found"], dtype=np.float64)
+    key = np.column_stack([arm_ix, np.asarray(st["seed"], dtype=np.int64),
+                           np.asarray(st["restart"], dtype=np.int64)])
+    if not len(key):
+        return np.zeros(0)
+    _, ix = np.unique(key, axis=0, return_inverse=True)
+    ix = ix.reshape(-1)
+    start = np.zeros(int(ix.max()) + 1)
+    start[ix[best]] = found[best]
+    filled = np.asarray(st["source"], dtype=object) == "filled"
+    known = filled & (found > 0) & (start[ix] > 0)
+    return np.where(known, np.maximum(0.0, found - start[ix]), 0.0)
+
+
 def shard_progress(d, receipts: dict[Key, dict], locks: dict[Key, str],
                    seen: Iterable[Key] = ()) -> list[dict]:
     """A row per shard of the dataset `d` (`DatasetBoards`): per (arm, seed), split by
     restart % N when its receipts, locks and the shards `seen` started (`started`, locks
     seen before) tell one shard count N; its restarts (rows of source "best"), nodes,
-    seconds and placements per second over them, best score and depth over all its
+    seconds (search and fill: a restart's cost, as the report counts it, with each part
+    apart) and placements per core-second over them, best score and depth over all its
     rows, the time its last board was found; `state` "done" (its receipt: `ended`,
     `finished`), "running", "stopped" or "" (none of those known)."""
     st = d.boards.stats
@@ -164,7 +183,9 @@ def shard_progress(d, receipts: dict[Key, dict], locks: dict[Key, str],
     best = np.asarray(st["source"], dtype=object) == "best"
     restarts = np.bincount(g, weights=best, minlength=m)
     nodes = np.bincount(g, weights=np.where(best, st["nodes"], 0), minlength=m)
-    seconds = np.bincount(g, weights=np.where(best, st["seconds"], 0.0), minlength=m)
+    search = np.bincount(g, weights=np.where(best, st["seconds"], 0.0), minlength=m)
+    fill = np.bincount(g, weights=_fill_seconds(st, arm_ix, best), minlength=m)
+    seconds = search + fill
     top = {c: np.full(m, -1, dtype=np.int64) for c in ("score", "depth")}
     for c, v in top.items():
         np.maximum.at(v, g, np.asarray(st[c], dtype=np.int64))
@@ -183,7 +204,8 @@ def shard_progress(d, receipts: dict[Key, dict], locks: dict[Key, str],
         out.append({
             "arm": a, "seed": s, "shard": None if k is None else [k, n],
             "restarts": int(restarts[i]), "nodes": int(nodes[i]),
-            "seconds": float(seconds[i]),
+            "seconds": float(seconds[i]), "search_seconds": float(search[i]),
+            "fill_seconds": float(fill[i]),
             "rate": _num(nodes[i] / seconds[i]) if seconds[i] > 0 else None,
             "score": int(top["score"][i]) if top["score"][i] >= 0 else None,
             "depth": int(top["depth"][i]) if top["depth"][i] >= 0 else None,
@@ -250,6 +272,8 @@ def _kept(source: BoardsSource, instance: Instance, d) -> dict:
 def _derived(instance: Instance, d, rows: dict[str, dict[str, np.ndarray]]) -> dict:
     """The arms' statistics, best boards and comparisons (`campaign_data`)."""
     from e2store.reports import (
+        ENOUGH,
+        TAIL_RULE,
         arm_stats,
         compare_arms,
         report_thresholds,
@@ -263,7 +287,8 @@ def _derived(instance: Instance, d, rows: dict[str, dict[str, np.ndarray]]) -> d
     arms = []
     for k, (name, r) in enumerate(rows.items()):
         s = arm_stats(r["depth"], r["filled"], r["nodes"], r["seconds"], depths=depths,
-                      resamples=RESAMPLES, seed=2 * k)  # the report's seeds
+                      resamples=RESAMPLES, seed=2 * k,  # the report's seeds
+                      fill_seconds=r["fill_seconds"])
         t = tail_hours(r["filled"], restart_seconds(r), targets)
         mine = np.flatnonzero(of_arm == name)
         b = best_row(Boards(np.empty((len(mine), 0)),  # its stats alone: no cells copied
@@ -272,6 +297,8 @@ def _derived(instance: Instance, d, rows: dict[str, dict[str, np.ndarray]]) -> d
         arms.append({
             "arm": name, "boards": len(mine), "restarts": s.restarts, "rate": _num(s.rate),
             "seconds_per_restart": _num(s.seconds_per_restart),
+            "search_seconds": _num(s.search_seconds), "fill_seconds": _num(s.fill_seconds),
+            "restarts_per_hour": _num(s.restarts_per_hour),
             "depth": {"mean": _est(s.depth_mean), "median": _est(s.depth_median),
                       "max": int(r["depth"].max())},
             "filled": {"mean": _est(s.filled_mean), "median": _est(s.filled_median),
@@ -279,8 +306,9 @@ def _derived(instance: Instance, d, rows: dict[str, dict[str, np.ndarray]]) -> d
             "reach": [{"depth": v, "seen": int(np.count_nonzero(r["depth"] >= v)),
                        **_est(s.reach[v])} for v in depths],
             "tail": [{"score": g.score, "seen": g.seen, "probability": _num(g.probability),
-                      "source": g.source, "core_hours": _num(g.core_hours)}
-                     for g in t.targets],
+                      "source": g.source, "core_hours": _num(g.core_hours),
+                      "low": _num(g.low), "high": _num(g.high)} for g in t.targets],
+            "tail_anchor": t.anchor, "tail_limit": t.limit,
             "best": None if i is None else {
                 "row": i, **d.boards.row(i), "url": viewer_url(instance, d.boards.cells[i])}})
     comparisons = []
@@ -294,7 +322,7 @@ def _derived(instance: Instance, d, rows: dict[str, dict[str, np.ndarray]]) -> d
                     "effect": _num(c.effect), "significant": c.significant,
                     "restarts_needed": c.restarts_needed, "more_restarts": c.more_restarts})
     return {"arms": arms, "comparisons": comparisons, "depths": list(depths),
-            "targets": list(targets),
+            "targets": list(targets), "tail_rule": TAIL_RULE, "tail_enough": ENOUGH,
             "resamples": RESAMPLES, "restarts": sum(a["restarts"] for a in arms)}
 
 
@@ -321,6 +349,7 @@ def time_plot(st: dict, arms) -> str | None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     from e2store.web.reports import figure_svg
 
@@ -347,6 +376,7 @@ def time_plot(st: dict, arms) -> str | None:
             ax.plot(x, y, ".", color=colour, alpha=0.3, markersize=4)
     ax.set_xlabel("hours since the first board")
     ax.set_ylabel("score (matched joins)")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # scores are whole: no 462.5
     ax.set_title("Best score so far per arm (dots: each board)", fontsize=10)
     ax.legend(loc="lower right", fontsize=8)
     ax.grid(alpha=0.3)
@@ -364,6 +394,7 @@ def distribution_plot(rows: dict[str, dict[str, np.ndarray]]) -> str:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     from e2store.web.reports import figure_svg
 
@@ -378,6 +409,7 @@ def distribution_plot(rows: dict[str, dict[str, np.ndarray]]) -> str:
                     label=f"{name} ({len(v)} restarts)")
         ax.set_yscale("log")
         ax.set_xlabel(label)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel("fraction of restarts reaching it")
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
