@@ -24,6 +24,7 @@ from e2store.cli.options import (
     instance_options,
     json_option,
     load_instance,
+    note,
     output_option,
     parse_size,
 )
@@ -157,14 +158,18 @@ def export_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None
 @command("url", examples=[
     "e2store url demo7.e2s",
     "e2store url demo7.e2s --solutions solutions.parquet --index 2",
+    "e2store url e2_gallicchio.puz --solutions best-boards.parquet",
     "e2store url e2_gallicchio.puz --motifs-order jef",
 ])
 @instance_argument
 @instance_options
-@click.option("--solutions", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=None, help="A solutions file written by `solve -o` (Parquet or CSV).")
+@click.option("--solutions", type=click.Path(exists=True, path_type=Path), default=None,
+              metavar="FILE|DIR", help="A solutions file written by `solve -o` (Parquet or "
+              "CSV), or a boards file or dataset (`solve --best -o FILE|DIR`) or a "
+              "saved-board file.")
 @click.option("--index", type=INDEX, default=None, metavar="K",
-              help="With --solutions: the K-th solution (0-based; default 0).")
+              help="With --solutions: the K-th solution or board (0-based; default 0, of a "
+              "boards file or dataset its best).")
 @click.option("--motifs-order", "order", default=WRITE_ORDER, show_default=True,
               type=click.Choice(("jblackwood", "marie", "jef", "default")),
               help="The viewer's lettering of the colours to write, named in the URL's "
@@ -174,13 +179,18 @@ def url(instance: Path, fmt: str, sides: str | None, size: Size | None,
     """Print the e2.bucas.name URL of a board of the instance.
 
     The K-th saved solution with --solutions, else the instance's own solution when its
-    file holds one, else the empty board.  `solve --fixed URL` and `score` read such a URL
+    file holds one, else the empty board.  A boards file or dataset given to --solutions
+    gives its best board, the one `render board --best` draws (which row is said on
+    stderr), or its K-th with --index.  `solve --fixed URL` and `score` read such a URL
     back, in any of the viewer's letterings.
     """
     from e2store.instance.url import board_url
-    from e2store.solver.solutions import chosen_solution
+    from e2store.solver.board_sources import shown_board
 
     inst = load_instance(instance, fmt, sides, size)
     if index is not None and solutions is None:
         raise click.UsageError("--index K needs --solutions FILE")
-    click.echo(board_url(inst, chosen_solution(inst, solutions, index or 0), order=order))
+    board, which = shown_board(inst, solutions, index)
+    if which:  # which row the best is
+        note(which)
+    click.echo(board_url(inst, board, order=order))

@@ -96,8 +96,10 @@ def render_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None
     "e2store render board e2_gallicchio.puz --best best-boards.parquet -o best.svg",
     "e2store render board 'https://e2.bucas.name/#puzzle=...&board_edges=...' -o b.svg",
     "e2store render board e2_gallicchio.puz --board best-boards.parquet --index 3 -o b.svg",
+    "e2store render board e2_gallicchio.puz 'https://e2.bucas.name/#puzzle=...' -o b.svg",
 ])
 @instance_argument
+@click.argument("board_arg", required=False, default=None, metavar="[BOARD]")
 @instance_options
 @_picture_options
 @click.option("--solution/--empty", "solution", default=True, show_default=True,
@@ -118,10 +120,14 @@ def render_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None
 def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
                  output: Path, scale: float, title: str | None, solution: bool,
                  board: str | None = None, best: str | None = None,
-                 index: int | None = None) -> None:
+                 index: int | None = None, board_arg: str | None = None) -> None:
     """The board of INSTANCE with its solution (an error if the file has none), or any
-    full or partial board (--board, --best) with its mismatched joins marked.  A board URL
-    in place of INSTANCE is drawn from its colours alone (no piece file needed).
+    full or partial board (BOARD, --board, --best) with its mismatched joins marked.  A
+    board URL in place of INSTANCE is drawn from its colours alone (no piece file needed).
+
+    BOARD is what `score INSTANCE BOARD` takes (the same as --board BOARD): a board URL,
+    a file of `x y piece r` lines, a saved-board file, a boards file or dataset or a
+    solutions file.
 
     Axes as the field labels them: rows A.. from the north, columns 1.. from the west
     (I8: row I, column 8); tooltips count pieces from 1.  On Eternity II's pieces the
@@ -134,6 +140,10 @@ def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
     from e2store.solver.boards import score
     from e2store.web.pictures import field_clues
 
+    if board_arg is not None:
+        if board is not None and board != board_arg:
+            raise click.UsageError("BOARD and --board BOARD name two boards (expected one)")
+        board = board_arg
     if best is not None:
         if best and board is not None and best != board:
             raise click.UsageError("--best FILE and --board FILE name two files (expected "
@@ -146,8 +156,7 @@ def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
     if is_url(str(instance)):  # a board URL alone: drawn from its colours
         if board is not None or best is not None:
             raise click.UsageError("a board URL in place of INSTANCE is drawn alone (expected "
-                                   "INSTANCE --board URL to draw it with the instance's "
-                                   "pieces)")
+                                   "INSTANCE URL to draw it with the instance's pieces)")
         board, (inst, cells) = str(instance), colours_board(str(instance))
         sc = score(inst, cells)
         title = title or (f"{inst.name}: score {sc.matched} / {sc.joins}, "

@@ -457,7 +457,6 @@ def read_any_board(instance: Instance, source: str | Path) -> list[np.ndarray]:
         raise SolverError(f"{_n(p)}: {e}") from None
 
 
-
 def best_row(boards: Boards) -> int | None:
     """The row of the best board of `boards`: the filled board (source "filled": completed
     after the search) of the highest score, else the deepest board, then the highest
@@ -474,14 +473,17 @@ def best_row(boards: Boards) -> int | None:
 
 
 def is_boards_file(source: str | Path) -> bool:
-    """Whether `source` names a boards file (`solve --best -o`), by its metadata."""
+    """Whether `source` names a boards file (`solve --best -o`), by its metadata; a file
+    that does not start as Parquet or Arrow does (`PAR1`, `ARROW1`) is not opened as one."""
     from e2store.files import table_schema
     from e2store.instance.url import is_url
 
     if is_url(str(source)) or not Path(source).is_file():
         return False
     try:
-        meta = table_schema(Path(source)).metadata or {}
+        with open(source, "rb") as fh:
+            head = fh.read(4)
+        meta = (table_schema(Path(source)).metadata or {}) if head in (b"PAR1", b"ARRO") else {}
     except Exception:  # no table: another kind of board file
         return False
     return meta.get(b"format") == BOARDS_FORMAT.encode()

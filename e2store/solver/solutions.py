@@ -16,6 +16,7 @@ from e2store.solver.scan import file_error
 from e2store.store.layout import board_schema
 
 SOLUTIONS_FORMAT = "e2store-solutions"
+_BOARDS_FORMAT = "e2store-boards"  # e2store.solver.boards.BOARDS_FORMAT (it imports this module)
 
 
 SOLUTIONS_VERSION = 1
@@ -142,6 +143,11 @@ def read_solutions(path: str | Path) -> np.ndarray:
     except Exception as e:  # pyarrow's errors for a file that is no table
         problem = (str(e).splitlines() or [type(e).__name__])[0][:120]
         raise file_error(p, None, f"not a solutions file: {problem!r}", expected) from None
+    if (t.schema.metadata or {}).get(b"format") == _BOARDS_FORMAT.encode():
+        raise SolverError(f"{shown_path(p)}: a boards file (of `solve --best -o`), not a "
+                          f"solutions file: `score INSTANCE FILE --best` or `url INSTANCE "
+                          f"--solutions FILE` show its best board, `render board INSTANCE "
+                          f"FILE --best` draws it")
     if not t.num_columns:
         return np.zeros((0, 0), dtype=np.int16)
     return np.column_stack([_placements(p, t.column_names[i], t.column(i))
