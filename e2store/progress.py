@@ -69,7 +69,8 @@ def status_seconds() -> float:
 def status_file(path: str | Path | None, command: str, every: float | None = None):
     """While the block runs, rewrite `path` (JSON, atomically) every `every` seconds with
     the state of the long work (`progress_snapshot`), and once at its end with how it
-    ended (done, failed with the error, interrupted): a page or script can follow a run
+    ended (done, failed with the error, interrupted: a KeyboardInterrupt, or exit code
+    130 after a command kept what it could): a page or script can follow a run
     it did not start (`e2store serve --status`).  Nothing happens when `path` is None."""
     if path is None:
         yield
@@ -104,9 +105,14 @@ def status_file(path: str | Path | None, command: str, every: float | None = Non
     except KeyboardInterrupt:
         state = "interrupted"
         raise
+    except SystemExit as exc:  # 130: Ctrl-C, the command kept what it could
+        if exc.code == 130:
+            state = "interrupted"
+        elif exc.code:
+            state, error = "failed", str(exc)
+        raise
     except BaseException as exc:
-        state, error = ("done", None) if isinstance(exc, SystemExit) and not exc.code else (
-            "failed", str(exc) or type(exc).__name__)
+        state, error = "failed", str(exc) or type(exc).__name__
         raise
     finally:
         stop.set()

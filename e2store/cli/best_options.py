@@ -125,3 +125,19 @@ def best_text(inst, d: dict) -> str:
     lines.append(f"saved      {shown_path(d['boards_file'])}" + (
         f", arm {d['arm']}: a part per restart (a boards dataset)" if d.get("arm") else ""))
     return "\n".join(lines)
+
+
+def interrupted_line(output: str, restarts: int | None) -> str:
+    """The line on stderr of a `solve --best` run stopped by Ctrl-C (exit 130): what its
+    boards file or dataset `output` kept; `restarts`: how many restarts the report counts
+    (the running ones stopped at their next slice), None without a report (stopped
+    before the run began or as its report was made)."""
+    from e2store.instance.parsing import shown_path
+
+    where = shown_path(output)
+    if restarts is None:
+        return f"e2store: interrupted (Ctrl-C): every restart that ended is kept in {where}"
+    if restarts == 0:
+        return f"e2store: interrupted (Ctrl-C) before any restart ended: nothing written to {where}"
+    return (f"e2store: interrupted (Ctrl-C): {restarts:,} restart{'s' if restarts > 1 else ''} "
+            f"kept in {where}")

@@ -11,11 +11,16 @@ import contextlib
 import errno
 import sys
 import warnings
+from typing import NoReturn
 
-import click
+try:  # Ctrl-C while Python loads the command line: one line, no traceback (`interrupted`)
+    import click
 
-from e2store.cli.command import CONTEXT_SETTINGS, LazyGroup
-from e2store.errors import E2StoreError, E2StoreNote
+    from e2store.cli.command import CONTEXT_SETTINGS, LazyGroup
+    from e2store.errors import E2StoreError, E2StoreNote
+except KeyboardInterrupt:
+    sys.stderr.write("e2store: interrupted (Ctrl-C)\n")
+    sys.exit(130)
 
 # the visible commands, in the order of the help
 COMMANDS = {
@@ -75,16 +80,23 @@ ALIASES = {
 
 class MainGroup(LazyGroup):
     """Turns every e2store error into one clear line on stderr and exit code 2, no traceback;
-    click's usage errors too (`OneLineUsageError`)."""
+    click's usage errors too (`OneLineUsageError`); a Ctrl-C no command handled (Python
+    still importing, a command that keeps nothing) into one line and exit code 130
+    (`interrupted`), not click's `Aborted!` and exit code 1."""
 
     def make_context(self, info_name, args, parent=None, **extra):
-        with one_line_usage_errors():  # options of `e2store` itself: `e2store --bogus`
-            return super().make_context(info_name, args, parent, **extra)
+        try:
+            with one_line_usage_errors():  # options of `e2store` itself: `e2store --bogus`
+                return super().make_context(info_name, args, parent, **extra)
+        except KeyboardInterrupt:
+            interrupted()
 
     def invoke(self, ctx: click.Context):
         try:
             with one_line_usage_errors(), notes_on_stderr():  # a command's: parsed as invoked
                 return super().invoke(ctx)
+        except KeyboardInterrupt:
+            interrupted()
         except E2StoreError as exc:
             error_line(_with_flag(self, ctx, exc))
             sys.exit(2)
@@ -136,6 +148,13 @@ def one_line(text: str) -> str:
     sequence (ESC) or another control character from a file name, a URL or a value given
     on the command line is shown escaped (`\\n`, `\\x1b`), never sent to the terminal raw."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text.strip())
+
+
+def interrupted() -> NoReturn:
+    """Ctrl-C: `e2store: interrupted (Ctrl-C)` on stderr and exit code 130 (a shell's code
+    for SIGINT).  A command that keeps part of its work says what itself (`solve`, `sql`)."""
+    click.echo("e2store: interrupted (Ctrl-C)", err=True)
+    sys.exit(130)
 
 
 def error_line(message: str) -> None:

@@ -103,7 +103,7 @@ def named(r: dict) -> dict:
     fault (its cell and side: A3 N), as the pictures name cells."""
     from e2store.reports.render import cell_name
 
-    return {**r, "mismatched": [{**m, "name": join_name(*m["cell"], m["side"])}
+    return {**r, "mismatched": [{**m, "name": join_name(m["cell"][0], m["cell"][1], m["side"])}
                                 for m in r["mismatched"]],
             "frame_faults": [{**m, "name": f"{cell_name(*m['cell'])} {m['side']}"}
                              for m in r["frame_faults"]]}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from e2store.cli.best_options import best_options, best_text
+from e2store.cli.best_options import best_options, best_text, interrupted_line
 from e2store.cli.command import command
 from e2store.cli.options import (
     AUTO_MIN_DEPTHS,
@@ -302,7 +302,8 @@ def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
 def _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_nodes, as_json,
                 workers, opts, finals, kernel, shard=None) -> None:
     """`solve --best`: refuse the exact search's options, then one call of
-    `e2store.solver.best.solve_best`, its report printed; exit 130 when stopped by Ctrl-C."""
+    `e2store.solver.best.solve_best`, its report printed; stopped by Ctrl-C at any point,
+    one line on stderr saying what was kept (`interrupted_line`) and exit 130."""
     from e2store.solver import fixed_cells
     from e2store.solver.best import DEFAULT_BOARDS, DEFAULT_SCAN, solve_best
 
@@ -315,20 +316,28 @@ def _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_no
              if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT]
     if given:
         raise click.UsageError(f"--best takes no {', '.join(given)}")
-    inst = load_instance(instance, fmt, sides, size)
-    if ctx.get_parameter_source("scan") is click.core.ParameterSource.DEFAULT:
-        scan = DEFAULT_SCAN  # the best-score search's own default order
-    minutes = opts["minutes"]
-    report = solve_best(inst, DEFAULT_BOARDS if output is None else output, scan=scan,
-                        fixed=fixed_cells(inst, seed_file), clues=opts["clues"],
-                        breaks=opts["breaks"], quota=opts["quota"], order=opts["order"],
-                        store=finals.get("store"), seed=opts["rng_seed"],
-                        restart_nodes=opts["restart_nodes"], restarts=opts["restarts"],
-                        seconds=None if minutes is None else 60 * minutes,
-                        max_nodes=max_nodes, workers=workers, fill=not opts["no_fill"],
-                        kernel=kernel, live=not as_json, arm=opts["arm"], shard=shard)
-    click.echo(json.dumps(report) if as_json else best_text(inst, report))
-    if report["ended"] == "interrupted":
+    out = DEFAULT_BOARDS if output is None else output
+    report = None
+    try:  # Ctrl-C in the run: its report; before it (loading, the plan) or after: one line
+        inst = load_instance(instance, fmt, sides, size)
+        if ctx.get_parameter_source("scan") is click.core.ParameterSource.DEFAULT:
+            scan = DEFAULT_SCAN  # the best-score search's own default order
+        minutes = opts["minutes"]
+        report = solve_best(inst, out, scan=scan,
+                            fixed=fixed_cells(inst, seed_file), clues=opts["clues"],
+                            breaks=opts["breaks"], quota=opts["quota"], order=opts["order"],
+                            store=finals.get("store"), seed=opts["rng_seed"],
+                            restart_nodes=opts["restart_nodes"], restarts=opts["restarts"],
+                            seconds=None if minutes is None else 60 * minutes,
+                            max_nodes=max_nodes, workers=workers, fill=not opts["no_fill"],
+                            kernel=kernel, live=not as_json, arm=opts["arm"], shard=shard)
+        click.echo(json.dumps(report) if as_json else best_text(inst, report))
+    except KeyboardInterrupt:
+        click.echo(interrupted_line(out, None if report is None else report["restarts"]),
+                   err=True)
+        sys.exit(130)
+    if report is not None and report["ended"] == "interrupted":
+        click.echo(interrupted_line(report["boards_file"], report["restarts"]), err=True)
         sys.exit(130)
 
 

@@ -211,7 +211,8 @@ def _tail(c: _Counts, per: float, targets: Sequence[int], *, min_count: int = MI
     """`tail_hours` on counts, at `per` seconds a restart."""
     n = c.n
     model = _fit(c, min_count, points)
-    anchor = anchor_seen = None
+    anchor: int | None = None
+    anchor_seen = 0
     if (c.surv >= enough).any():
         i = int(np.flatnonzero(c.surv >= enough)[-1])
         anchor, anchor_seen = int(c.values[i]), int(c.surv[i])

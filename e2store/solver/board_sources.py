@@ -210,7 +210,8 @@ def score_sources(instance: Instance, sources: Sequence[str | Path], *,
     groups = [sourced_boards(instance, s) for s in sources]
 
     def scored(g: SourcedBoards, i: int) -> tuple[np.ndarray, dict[str, Any]]:
-        cells, extra = np.asarray(g.cells[i], dtype=np.int64), {}
+        cells = np.asarray(g.cells[i], dtype=np.int64)
+        extra: dict[str, Any] = {}
         if fill is not None:
             cells, extra = fill(cells)
         d = {**g.origin(i), **score(instance, cells).to_dict(), **extra}

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,9 +84,13 @@ def _kind(instance: Instance, piece: int) -> int:
 
 
 def fill_holes(instance: Instance, board, *, exact_holes: int = EXACT_HOLES,
-               max_rounds: int = 50, seconds: float = 30.0, keep=()) -> Filled:
+               max_rounds: int = 50, seconds: float = 30.0, keep=(),
+               stop: Callable[[], bool] | None = None) -> Filled:
     """The board with its holes filled (module docstring) and its score; the cells of
-    `keep` (indices y*W+x: fixed cells, clues) are never moved by a swap or turn."""
+    `keep` (indices y*W+x: fixed cells, clues) are never moved by a swap or turn.  When
+    `stop()` turns true (Ctrl-C) the exact search and the improvement end early, the
+    board as filled so far (greedily, when the exact search had no filling yet): still
+    full, its score never below the partial board's."""
     t0 = time.perf_counter()
     cells = board_cells(instance, board)
     before = score(instance, cells).matched
@@ -94,10 +99,10 @@ def fill_holes(instance: Instance, board, *, exact_holes: int = EXACT_HOLES,
     left = sorted(set(range(instance.n_pieces)) - {int(v) >> 2 for v in cells if v >= 0})
     exact = 0 < len(holes) <= exact_holes
     if exact:
-        _exact(b, holes, left)
-    elif holes:
+        exact = _exact(b, holes, left, stop)
+    if holes and not exact and (b.cells[holes] < 0).all():
         _greedy(b, holes, left)
-    swaps = _improve(b, max_rounds, t0 + seconds, set(keep))
+    swaps = _improve(b, max_rounds, t0 + seconds, set(keep), stop)
     final = score(instance, b.cells).matched
     return Filled(b.cells.astype(np.int16), final, before, len(holes), exact, swaps,
                   time.perf_counter() - t0)
@@ -110,8 +115,14 @@ def _options(b: _Board, cell: int, pieces) -> list[int]:
     return fit or [p * 4 + r for p in pieces for r in range(4)]
 
 
-def _exact(b: _Board, holes: list[int], left: list[int]) -> None:
-    """Best filling of `holes` with `left` (branch and bound; the rest of the board fixed)."""
+class _Stopped(Exception):
+    """`stop()` turned true in the exact search."""
+
+
+def _exact(b: _Board, holes: list[int], left: list[int],
+           stop: Callable[[], bool] | None = None) -> bool:
+    """Best filling of `holes` with `left` (branch and bound; the rest of the board fixed);
+    False when `stop()` ended it first (the best filling found by then kept, if any)."""
     order = sorted(holes, key=lambda c: -sum(1 for _, o in b.nb[c] if b.cells[o] >= 0))
     at = {c: k for k, c in enumerate(order)}
     # the joins hole order[j] closes when it is placed (with filled cells and earlier
@@ -122,9 +133,13 @@ def _exact(b: _Board, holes: list[int], left: list[int]) -> None:
     best_got = -1  # the best filling's score and cells
     best_cells: np.ndarray | None = None
     used: set[int] = set()
+    visits = 0
 
     def visit(k: int, got: int) -> None:
-        nonlocal best_got, best_cells
+        nonlocal best_got, best_cells, visits
+        visits += 1
+        if stop is not None and visits % 1024 == 0 and stop():
+            raise _Stopped
         if got + (open_after[k] if k < len(order) else 0) <= best_got:
             return
         if k == len(order):
@@ -139,9 +154,15 @@ def _exact(b: _Board, holes: list[int], left: list[int]) -> None:
             used.discard(v >> 2)
             b.cells[c] = -1
 
-    visit(0, 0)
+    try:
+        visit(0, 0)
+        done = True
+    except _Stopped:
+        done = False
+        b.cells[holes] = -1  # the placements it held when stopped (no undo ran)
     if best_cells is not None:
         b.cells[:] = best_cells
+    return done
 
 
 def _greedy(b: _Board, holes: list[int], left: list[int]) -> None:
@@ -159,9 +180,10 @@ def _greedy(b: _Board, holes: list[int], left: list[int]) -> None:
         todo.discard(c)
 
 
-def _improve(b: _Board, max_rounds: int, deadline: float, keep: set[int]) -> int:
-    """Swaps and turns (of cells not in `keep`) kept when they raise the score; returns how
-    many were kept."""
+def _improve(b: _Board, max_rounds: int, deadline: float, keep: set[int],
+             stop: Callable[[], bool] | None = None) -> int:
+    """Swaps and turns (of cells not in `keep`) kept when they raise the score, until none
+    does, past `deadline` or `stop()`; returns how many were kept."""
     inst = b.inst
     kinds: dict[int, list[int]] = {}  # cells by their piece's grey sides
     for c, v in enumerate(b.cells.tolist()):
@@ -174,7 +196,7 @@ def _improve(b: _Board, max_rounds: int, deadline: float, keep: set[int]) -> int
                                                            if b.cells[o] >= 0)})
         improved = False
         for c in bad:
-            if time.perf_counter() > deadline:
+            if time.perf_counter() > deadline or (stop is not None and stop()):
                 return kept
             v = int(b.cells[c])
             if v < 0:

@@ -1,6 +1,7 @@
 """A whole best-score run: restarts of `BestSearch` over one or more processes, until a
-node or time limit, a perfect board, or Ctrl-C; each restart's best board kept (`e2store
-solve --best` without its boards file, docs/solver.md *Best score*).
+node or time limit, a perfect board, or Ctrl-C (at any point of the run: the restarts
+that ended kept); each restart's best board kept (`e2store solve --best` without its
+boards file, docs/solver.md *Best score*).
 
 Restart k of a run with seed S draws its tie-breaks from (S, k) and runs at most
 `restart_nodes` nodes, so a run is reproducible restart by restart whatever the number of
@@ -11,7 +12,6 @@ stop).  Workers are processes (spawn); each builds the plan once.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing as mp
 import os
 import signal
 import threading
@@ -26,7 +26,7 @@ import numpy as np
 
 from e2store.errors import ChildFailedError, SolverError
 from e2store.instance.model import Instance
-from e2store.processes import die_with_parent
+from e2store.processes import die_with_parent, quiet_spawn_context
 from e2store.solver.boards import Boards, make_boards
 
 from .plan import BestPlan, best_plan
@@ -106,17 +106,48 @@ def restart_row(r: RestartResult, joins: int, source: str = "best", **over) -> d
             "found": round(time.time(), 3), "url": "", **over}
 
 
-def _init(plan: BestPlan, kernel: str, stop, parent: int) -> None:
+def _init(plan: BestPlan, kernel: str, stop, parent: int, counts) -> None:
     die_with_parent(parent)  # a parent killed by SIGKILL takes its workers with it
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the run: `stop`
-    _WORKER.update(search=BestSearch(plan, kernel), stop=stop)
+    # born with SIGINT blocked (`quiet_spawn_context`), now deaf to it: the parent stops
+    # the run (`stop`), a Ctrl-C sent to the whole process group prints nothing here
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _WORKER.update(search=BestSearch(plan, kernel), stop=stop, counts=counts)
     _WORKER["search"].run(0, 0, 1)  # compile (or load) the kernel before any work
 
 
-def _restart(seed: int, restart: int, budget: int, deadline: float | None) -> RestartResult:
-    stop = _WORKER["stop"]
+def _restart(seed: int, restart: int, budget: int, deadline: float | None,
+             slot: int) -> RestartResult:
+    """Restart `restart` in a worker, its nodes added to `counts[slot]` slice by slice (the
+    parent's live line counts the restarts in flight: `_Progress`)."""
+    stop, counts = _WORKER["stop"], _WORKER["counts"]
     left = None if deadline is None else time.monotonic() + (deadline - time.time())
-    return _WORKER["search"].run(seed, restart, budget, deadline=left, stop=stop.is_set)
+
+    def tick(nodes: int) -> None:
+        counts[slot] += nodes  # one writer per slot at a time: the restart holding it
+
+    return _WORKER["search"].run(seed, restart, budget, deadline=left, stop=stop.is_set,
+                                 tick=tick)
+
+
+class _Progress:
+    """The nodes the workers ran so far, restarts in flight included: one shared int64
+    per slot (a restart in flight holds one; `_restart` adds each slice's nodes), summed
+    by the parent, which passes what is new to `tick`."""
+
+    def __init__(self, ctx, workers: int, tick: Callable[[int], None] | None) -> None:
+        self.counts = ctx.Array("q", workers, lock=False)  # aligned int64s: read whole
+        self.held: dict = {}  # future -> its slot
+        self.tick, self.told = tick, 0
+
+    def slot(self) -> int:
+        """A slot no restart in flight holds."""
+        return min(set(range(len(self.counts))) - set(self.held.values()))
+
+    def update(self) -> None:
+        now = sum(self.counts)
+        if self.tick is not None and now > self.told:
+            self.tick(now - self.told)
+        self.told = max(self.told, now)
 
 
 def run_best(instance: Instance, *, scan: str | Path | np.ndarray = DEFAULT_SCAN,
@@ -132,7 +163,8 @@ def run_best(instance: Instance, *, scan: str | Path | np.ndarray = DEFAULT_SCAN
              on_result: Callable[[RestartResult, BestRun], None] | None = None,
              tick: Callable[[int], None] | None = None, kernel: str = "auto",
              heartbeat: Callable[[], None] | None = None,
-             plan: BestPlan | None = None) -> BestRun:
+             plan: BestPlan | None = None,
+             interrupted: threading.Event | None = None) -> BestRun:
     """`e2store solve --best` without its boards file: the options (`best_plan`, defaults
     the command's) and limits are the command's.  Runs restarts first_restart,
     first_restart+1, ... (skipping those in `done`: a resumed run's finished restarts, so
@@ -140,11 +172,15 @@ def run_best(instance: Instance, *, scan: str | Path | np.ndarray = DEFAULT_SCAN
     one N split a run's restarts: each restart still drawn from (seed, k)), until
     `max_nodes` nodes in all, `seconds` of wall time, `restarts` restarts, a perfect board,
     or Ctrl-C (then the results so far, `ended` "interrupted").  `on_result` sees each
-    restart's result as it ends (a caller saves boards there); `tick(nodes)` counts progress
-    (one process only); `heartbeat()` is called about 5 times a second while workers run (a
-    live display); `kernel` as for `BestSearch` (the parent compiles a generated one before
-    the workers start, so they load it from numba's cache); `plan`: one built already (the
-    options then unused)."""
+    restart's result as it ends (a caller saves boards there); `tick(nodes)` counts the
+    nodes run since its last call, restarts in flight included (slice by slice; with
+    workers, their sum about 5 times a second); `heartbeat()` is called about 5 times a
+    second while workers run (a live display); `kernel` as for `BestSearch` (the parent
+    compiles a generated one before the workers start, so they load it from numba's
+    cache); `plan`: one built already (the options then unused).  `interrupted`: an event
+    that stops the run as Ctrl-C does (Ctrl-C sets it, from the compile on: a caller's
+    `on_result` may read it to cut its own work short); a Ctrl-C during the compile ends
+    the run when the compile is done (numba cannot stop it midway), nothing run."""
     if plan is None:
         plan = best_plan(instance, scan, fixed, breaks, quota, piece_rank, clues=clues,
                          order=order, store=store)
@@ -197,14 +233,10 @@ def run_best(instance: Instance, *, scan: str | Path | np.ndarray = DEFAULT_SCAN
     def ended_by(r: RestartResult) -> str | None:
         return {"perfect": "perfect", "exhausted": "exhausted"}.get(r.status)
 
-    interrupted = threading.Event()
-    search = BestSearch(plan, kernel)
-    # compiled (or loaded from numba's cache) here, before any restart: so no restart's
-    # seconds count the compile (a campaign's rates are its restarts'), and the workers
-    # load it from the cache
-    search.run(0, 0, 1)
-    with _sigint_sets(interrupted):
-        if workers == 1:
+    interrupted = threading.Event() if interrupted is None else interrupted
+    with sigint_sets(interrupted):
+        search = _compiled(plan, kernel, interrupted)
+        if search is not None and workers == 1:
             while not interrupted.is_set() and (b := budget_left()) is not None:
                 planned += 1
                 left = None if deadline is None else time.monotonic() + (deadline - time.time())
@@ -215,29 +247,35 @@ def run_best(instance: Instance, *, scan: str | Path | np.ndarray = DEFAULT_SCAN
                 if why := ended_by(r):
                     run.ended = why
                     break
-        else:
-            ctx = mp.get_context("spawn")
+        elif search is not None:
+            ctx = quiet_spawn_context()  # workers deaf to Ctrl-C: `stop` ends their restarts
             stop = ctx.Event()
+            progress = _Progress(ctx, workers, tick)
             with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init,
-                                     initargs=(plan, kernel, stop, os.getpid())) as pool:
+                                     initargs=(plan, kernel, stop, os.getpid(),
+                                               progress.counts)) as pool:
 
                 def submit_more() -> None:
                     nonlocal planned
                     while (not stop.is_set() and not interrupted.is_set()
                            and len(flights) < workers and (b := budget_left()) is not None):
                         planned += 1
-                        flights[pool.submit(_restart, seed, next_k, b, deadline)] = b
+                        slot = progress.slot()
+                        f = pool.submit(_restart, seed, next_k, b, deadline, slot)
+                        flights[f], progress.held[f] = b, slot
                         advance()
 
                 submit_more()
                 while flights:
                     finished, _ = wait(list(flights), timeout=0.2, return_when=FIRST_COMPLETED)
+                    progress.update()  # before the restarts that ended are taken
                     if heartbeat is not None:
                         heartbeat()
                     if interrupted.is_set():
                         stop.set()  # the workers end their restarts at their next slice
                     for f in finished:
                         flights.pop(f)
+                        progress.held.pop(f)
                         try:
                             r = f.result()
                         except BrokenProcessPool:
@@ -248,6 +286,7 @@ def run_best(instance: Instance, *, scan: str | Path | np.ndarray = DEFAULT_SCAN
                             run.ended = why
                             stop.set()
                     submit_more()
+                progress.update()
     if interrupted.is_set():
         run.ended = "interrupted"
     elif run.ended == "nodes" and deadline is not None and time.time() >= deadline:
@@ -256,10 +295,25 @@ def run_best(instance: Instance, *, scan: str | Path | np.ndarray = DEFAULT_SCAN
     return run
 
 
+def _compiled(plan: BestPlan, kernel: str, interrupted: threading.Event) -> BestSearch | None:
+    """The plan's search, its kernel compiled (or loaded from numba's cache) before any
+    restart: so no restart's seconds count the compile (a campaign's rates are its
+    restarts'), and the workers load it from the cache.  None when `interrupted` is set
+    before the compile or during it (numba cannot stop a compile midway: the run ends
+    once it is done, nothing run)."""
+    if interrupted.is_set():
+        return None
+    search = BestSearch(plan, kernel)
+    search.run(0, 0, 1)
+    return None if interrupted.is_set() else search
+
+
 @contextlib.contextmanager
-def _sigint_sets(event: threading.Event):
+def sigint_sets(event: threading.Event):
     """While the block runs (in the main thread), Ctrl-C sets `event` instead of raising:
-    the search stops at its next slice and the run keeps what it found."""
+    the search stops at its next slice and the run keeps what it found; no
+    KeyboardInterrupt can surface in the middle of numba's compile, a fill or a write.
+    Nested blocks of one event are one block (`solve_best` around `run_best`)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,7 +19,7 @@ from e2store.instance.model import Instance
 
 from .fill import fill_holes
 from .plan import BestPlan, best_plan
-from .run import BestRun, restart_row, run_best
+from .run import BestRun, restart_row, run_best, sigint_sets
 from .schedules import (
     DEFAULT_BOARDS,
     DEFAULT_BREAKS,
@@ -54,40 +55,48 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
     `BusyError`); the restarts of `seed` it holds are not run again (a damaged file is
     refused, never rewritten).  `live`: draw the progress line on stderr (the status file
     of `--status` is fed either way).  `shard` (K, N): only restarts k with k % N == K
-    (`run_best`), the dataset's lock that of (arm, seed, shard).  A run stopped by Ctrl-C
-    returns what it found, its report's `ended` "interrupted"."""
+    (`run_best`), the dataset's lock that of (arm, seed, shard).  A Ctrl-C from the plan
+    to the report (in the main thread) stops the run: the report of what it found, its
+    `ended` "interrupted", the restarts that ended in `output` (a fill under way ends
+    early, its board as filled so far; a store's tables being built, or the kernel's
+    compile, cannot stop midway: the run ends after them, nothing run)."""
     from e2store.solver.boards import make_boards
     from e2store.solver.boards_dataset import boards_sink
 
-    plan = best_plan(instance, scan, fixed, breaks, quota, clues=clues, order=order,
-                     store=store)
-    with boards_sink(output, instance, seed, arm, shard) as sink:  # a second run on it is refused
-        n = instance.width * instance.height
-        show = BestProgress(workers, seconds, max_nodes, live=live)
-        filled: list[tuple[int, np.ndarray, RestartResult]] = []
+    interrupted = threading.Event()  # set by Ctrl-C: the run stops, what ended is kept
+    with sigint_sets(interrupted):  # up to the report: no KeyboardInterrupt midway
+        plan = best_plan(instance, scan, fixed, breaks, quota, clues=clues, order=order,
+                         store=store)
+        with boards_sink(output, instance, seed, arm, shard) as sink:  # a second run refused
+            n = instance.width * instance.height
+            show = BestProgress(workers, seconds, max_nodes, live=live)
+            filled: list[tuple[int, np.ndarray, RestartResult]] = []
 
-        def on_result(r: RestartResult, run: BestRun) -> None:
-            cells, rows = [r.board], [restart_row(r, plan.full)]
-            if fill:
-                f = fill_holes(instance, r.board, seconds=FILL_SECONDS, keep=set(plan.fixed))
-                cells.append(f.board)
-                rows.append(restart_row(r, plan.full, "filled", score=f.score,
-                                        holes=int((f.board < 0).sum()),
-                                        mismatches=plan.full - f.score))
-                if not filled or f.score > filled[0][0]:
-                    filled[:] = [(f.score, f.board, r)]
-            sink.write(r.restart, make_boards(n, cells, rows))
-            show.restart(r, run, filled[0][0] if filled else None)
+            def on_result(r: RestartResult, run: BestRun) -> None:
+                cells, rows = [r.board], [restart_row(r, plan.full)]
+                if fill:  # cut short by Ctrl-C: the board as filled so far
+                    f = fill_holes(instance, r.board, seconds=FILL_SECONDS,
+                                   keep=set(plan.fixed), stop=interrupted.is_set)
+                    cells.append(f.board)
+                    rows.append(restart_row(r, plan.full, "filled", score=f.score,
+                                            holes=int((f.board < 0).sum()),
+                                            mismatches=plan.full - f.score))
+                    if not filled or f.score > filled[0][0]:
+                        filled[:] = [(f.score, f.board, r)]
+                sink.write(r.restart, make_boards(n, cells, rows))
+                show.restart(r, run, filled[0][0] if filled else None)
 
-        try:
-            run = run_best(instance, scan=scan, seed=seed, restart_nodes=restart_nodes,
-                           workers=workers, seconds=seconds, max_nodes=max_nodes,
-                           restarts=restarts, done=sink.done, shard=shard, on_result=on_result,
-                           tick=show.tick if workers == 1 else None, kernel=kernel,
-                           heartbeat=show.refresh, plan=plan)
-        finally:
-            show.close()
-    report = best_report(instance, run, plan, filled[0] if filled else None, sink.path)
+            try:
+                run = run_best(instance, scan=scan, seed=seed, restart_nodes=restart_nodes,
+                               workers=workers, seconds=seconds, max_nodes=max_nodes,
+                               restarts=restarts, done=sink.done, shard=shard,
+                               on_result=on_result, tick=show.tick, kernel=kernel,
+                               heartbeat=show.refresh, plan=plan, interrupted=interrupted)
+            finally:
+                show.close()
+        if interrupted.is_set():  # Ctrl-C as the run ended, too
+            run.ended = "interrupted"
+        report = best_report(instance, run, plan, filled[0] if filled else None, sink.path)
     if sink.arm is not None:
         report.update(boards_dataset=True, arm=sink.arm)
     if shard is not None:
@@ -157,7 +166,7 @@ class BestProgress:
         self.bar.set_postfix_str(", ".join(parts), refresh=False)
 
     def tick(self, nodes: int) -> None:
-        """One process: nodes done since the last call."""
+        """Nodes run since the last call, the restarts in flight included (`run_best`)."""
         self._postfix()
         self.bar.update(nodes)
 
@@ -169,8 +178,7 @@ class BestProgress:
         """A restart ended: the run's totals, and the line of the worker that ran it."""
         from tqdm import tqdm
 
-        if self.workers > 1:
-            self.bar.update(r.nodes)
+        if self.workers > 1:  # its nodes are in the run's bar already (`tick`)
             w = self.per.get(r.worker)
             if w is None:
                 w = self.per[r.worker] = tqdm(desc=f"worker {len(self.per) + 1}",

@@ -1,0 +1,233 @@
+"""Ctrl-C in `e2store solve --best` (issue 58): at any point of a cold run (Python still
+importing, numba compiling, restarts running, a fill, with workers) the command ends with
+one line on stderr and exit code 130, no traceback, stdout one JSON document, and the
+boards file holds every restart the report counts; and the live line counts the nodes of
+the restarts in flight, not only of those that ended.
+
+The SIGINT goes to the whole process group, as a terminal's Ctrl-C does (workers too).
+Timeouts are generous and no speed is asserted: a busy, slow machine only moves the
+moment each signal lands, which the assertions do not depend on."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from naive_best import unsolvable_pieces
+
+from e2store.instance.e2sfile import write_e2store
+from e2store.instance.model import Instance
+from e2store.solver.best import BestProgress, BestRun, RestartResult, fill_holes, run_best
+from e2store.solver.boards import read_boards
+
+WAIT = 300  # seconds: a slow, busy machine still gets there
+
+
+@pytest.fixture
+def board7(tmp_path) -> Path:
+    """A 7x7 board with no perfect filling: restarts run their whole budget."""
+    path = tmp_path / "u7.e2s"
+    write_e2store(Instance("u7", 7, 7, unsolvable_pieces(7, 7, 3)), path)
+    return path
+
+
+def _cold_env(tmp_path: Path) -> dict[str, str]:
+    """numba's cache and the generated kernels in fresh directories: a cold start."""
+    nb, kd = tmp_path / "numba", tmp_path / "kernels"
+    nb.mkdir()
+    kd.mkdir(mode=0o700)
+    return {**os.environ, "NUMBA_CACHE_DIR": str(nb), "E2STORE_KERNEL_DIR": str(kd),
+            "PYTHONUNBUFFERED": "1"}
+
+
+def _until(ready: Callable[[], bool], p: subprocess.Popen) -> None:
+    end = time.monotonic() + WAIT
+    while not ready():
+        assert p.poll() is None, "the run ended before the moment to interrupt it"
+        assert time.monotonic() < end, "the moment to interrupt never came"
+        time.sleep(0.02)
+
+
+def _ctrl_c(args: list[str], env: dict[str, str], ready: Callable[[], bool] | float,
+            ) -> tuple[int, str, str]:
+    """Run `python -m e2store ARGS`, send SIGINT to its process group once `ready()` (or
+    after that many seconds), and return its exit code, stdout and stderr."""
+    p = subprocess.Popen([sys.executable, "-m", "e2store", *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env, text=True, start_new_session=True)
+    try:
+        if callable(ready):
+            _until(ready, p)
+        else:
+            time.sleep(ready)
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=WAIT)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+    return p.returncode, out, err
+
+
+def _restarts_in(path: Path) -> int:
+    return len({int(k) for k in read_boards(path).stats["restart"]}) if path.exists() else 0
+
+
+def _check(code: int, out: str, err: str, boards: Path) -> dict | None:
+    """Exit 130, no traceback, one line on stderr; the JSON report (None when stopped
+    before the run began) counts the restarts the boards file holds."""
+    assert code == 130, err
+    assert "Traceback" not in err and "Aborted" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("e2store: interrupted (Ctrl-C)"), err
+    if not out.strip():
+        assert _restarts_in(boards) == 0
+        return None
+    d = json.loads(out)  # one document, nothing else on stdout
+    assert d["ended"] == "interrupted"
+    assert d["restarts"] == _restarts_in(boards), (d["restarts"], lines)
+    return d
+
+
+def test_ctrl_c_during_the_compile_of_a_cold_run(board7, tmp_path):
+    """Ctrl-C once the kernel is being generated and compiled (numba cannot stop): the run
+    ends after the compile, with its report; the status file says interrupted."""
+    env = _cold_env(tmp_path)
+    kernels, out, status = Path(env["E2STORE_KERNEL_DIR"]), tmp_path / "b.parquet", \
+        tmp_path / "s.json"
+    code, stdout, err = _ctrl_c(
+        ["solve", str(board7), "--best", "--restart-nodes", "1000000000", "-o", str(out),
+         "--json", "--status", str(status)], env, lambda: any(kernels.glob("*.py")))
+    d = _check(code, stdout, err, out)
+    assert d is not None and d["restarts"] <= 1  # at most the one running, stopped
+    assert json.loads(status.read_text())["state"] == "interrupted"
+
+
+def test_ctrl_c_keeps_the_restarts_of_workers(board7, tmp_path):
+    """Two workers, Ctrl-C to the process group after restarts were saved: the workers
+    print nothing, the restarts that ended (and those stopped) are in the file."""
+    out = tmp_path / "b.parquet"
+    code, stdout, err = _ctrl_c(
+        ["solve", str(board7), "--best", "--restart-nodes", "30000000", "--workers", "2",
+         "-o", str(out), "--json"], _cold_env(tmp_path), out.exists)
+    d = _check(code, stdout, err, out)
+    assert d is not None and d["restarts"] >= 1 and d["workers"] == 2
+
+
+@pytest.mark.parametrize("module", ["click", "e2store.cli.solve"])
+def test_ctrl_c_while_python_imports(board7, module):
+    """A KeyboardInterrupt while the command line is imported (its own modules, or the
+    command's when it is looked up): one line, exit 130."""
+    code = (f"import runpy, sys\n"
+            f"class Stop:\n"
+            f"    def find_spec(self, name, path=None, target=None):\n"
+            f"        if name == {module!r}:\n"
+            f"            raise KeyboardInterrupt\n"
+            f"sys.modules.pop({module!r}, None)\n"
+            f"sys.meta_path.insert(0, Stop())\n"
+            f"sys.argv = ['e2store', 'solve', {str(board7)!r}, '--best']\n"
+            f"runpy.run_module('e2store', run_name='__main__')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=WAIT)
+    assert r.returncode == 130, r.stderr
+    assert r.stderr == "e2store: interrupted (Ctrl-C)\n" and r.stdout == ""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_at_any_moment_of_a_cold_run(board7, tmp_path, workers):
+    """SIGINT at moments spread over a cold run (imports, compile, the workers starting,
+    restarts, fills, writes): every time exit 130, one line, the restarts kept."""
+    for i, delay in enumerate((0.2, 0.5, 0.8, 1.1, 1.4, 1.8, 2.3, 3.0, 4.0, 6.0)):
+        case = tmp_path / str(i)
+        case.mkdir()
+        out = case / "b.parquet"
+        code, stdout, err = _ctrl_c(
+            ["solve", str(board7), "--best", "--restart-nodes", "30000000", "--workers",
+             str(workers), "-o", str(out), "--json"], _cold_env(case), delay)
+        _check(code, stdout, err, out)
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_eternity_ii_cold(shared_instances, tmp_path):
+    """The issue's case: Eternity II, the centre clue, a cold cache; Ctrl-C 4 s in (the
+    kernel compiling) used to be lost (the run went on to its end, exit 0)."""
+    out = tmp_path / "b.parquet"
+    code, stdout, err = _ctrl_c(
+        ["solve", str(shared_instances / "e2_gallicchio.puz"), "--best", "--clues", "centre",
+         "--restarts", "2", "-o", str(out), "--json"], _cold_env(tmp_path), 4.0)
+    _check(code, stdout, err, out)
+
+
+# -- the live line counts the restarts in flight -------------------------------------------
+
+def _stop_once_counted(workers: int) -> tuple[BestRun, list[int], list[int]]:
+    """A run of restarts that never end by themselves, stopped (as Ctrl-C does) as soon as
+    `tick` has counted nodes; returns it, the ticks, and how many restarts had ended at
+    that moment."""
+    inst = Instance("u7", 7, 7, unsolvable_pieces(7, 7, 3))
+    stop, ticks, ended_then, ended = threading.Event(), [], [], []
+
+    def tick(n: int) -> None:
+        ticks.append(n)
+
+    def check() -> None:
+        if sum(ticks) > 0 and not stop.is_set():
+            ended_then.append(len(ended))
+            stop.set()
+
+    def tick_and_check(n: int) -> None:
+        tick(n)
+        check()
+
+    def on_result(r: RestartResult, run: BestRun) -> None:
+        ended.append(r.restart)
+
+    run = run_best(inst, workers=workers, restart_nodes=10**15, seconds=WAIT,
+                   tick=tick_and_check if workers == 1 else tick, heartbeat=check,
+                   on_result=on_result, interrupted=stop)
+    return run, ticks, ended_then
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_tick_counts_the_restarts_in_flight(workers):
+    """Nodes are counted while the restarts run (slice by slice; with workers through
+    their shared counts), before any restart ends, and in all exactly the run's nodes."""
+    run, ticks, ended_then = _stop_once_counted(workers)
+    assert ended_then == [0]  # counted while no restart had ended
+    assert run.ended == "interrupted" and len(run.results) == workers
+    assert all(r.status == "stopped" for r in run.results)
+    assert all(n > 0 for n in ticks) and sum(ticks) == run.nodes > 0
+
+
+def test_the_live_line_counts_each_node_once():
+    """With workers, a restart's nodes come through `tick` as it runs: its end adds none."""
+    show = BestProgress(2, None, None, live=False)
+    try:
+        show.tick(700)
+        r = RestartResult(np.full(4, -1, np.int16), 0, 0, 0, 700, 0.1, 0, 0, "budget")
+        run = BestRun("i", "rowscan", (), (), 0, 700, 2, results=[r], nodes=700)
+        show.restart(r, run, None)
+        assert show.bar.n == 700
+    finally:
+        show.close()
+
+
+def test_a_fill_stopped_is_still_a_full_board():
+    """A fill stopped at once (Ctrl-C as it starts) still places every leftover piece, its
+    score never below the partial board's."""
+    inst = Instance("u7", 7, 7, unsolvable_pieces(7, 7, 3))
+    board = np.full(49, -1, np.int16)
+    board[:20] = [4 * k for k in range(20)]  # pieces 0..19 on the first cells, holes after
+    stopped = fill_holes(inst, board, stop=lambda: True)
+    full = fill_holes(inst, board)
+    assert (stopped.board >= 0).all() and stopped.holes == 29 and stopped.swaps == 0
+    assert stopped.before <= stopped.score <= full.score
