@@ -2,8 +2,11 @@
 #
 #   best_shard    one (arm, seed, shard) job: `e2store solve INSTANCE --best <arm options>
 #                 --seed S --shard K/N --arm A -o <results>/best/boards/ --json`, writing its
-#                 restarts' parts of the boards dataset; its receipt (the command, restarts
-#                 run, how it ended) -> receipts/<arm>/s<seed>-shard-<k>-of-<n>.json
+#                 restarts' parts of the boards dataset; its receipt
+#                 -> receipts/<arm>/s<seed>-shard-<k>-of-<n>.json (the command, the shard as
+#                 the dataset holds it: restarts, nodes, search and fill seconds; how the
+#                 job ended, what it added), its log (the command, a line per restart, the
+#                 result, the exit code)
 #   best_report   the dataset compacted (`e2store compact-boards`: seeds of 100 parts and
 #                 more, every board recounted first), every arm compared -> report.md
 #                 (`e2store summary --boards DIR -o`), and
@@ -17,8 +20,10 @@
 #
 # Outputs live under <results>/best/.  The boards dataset is not a Snakemake output: a
 # killed job's parts stay, and its rerun (a restarts budget) runs only the shard's missing
-# restarts.  The config is checked at parse time (arms against `solve`'s options, the
-# budget, arms named twice): one line, nothing run.  Helpers: best_common.smk.
+# restarts.  A job's search ends with the Snakemake that started it: a `kill -9` of it
+# (`best_watch`, and PR_SET_PDEATHSIG), a SIGTERM or SIGINT (`onstart`:
+# `best_end_jobs_on_stop`).  The config is checked at parse time (arms against `solve`'s
+# options, the budget, arms named twice): one line, nothing run.  Helpers: best_common.smk.
 
 
 include: "best_common.smk"
@@ -69,3 +74,6 @@ if BEST:
 
     localrules:
         best,
+
+    onstart:
+        best_end_jobs_on_stop()

@@ -82,39 +82,68 @@ def check_best_config():
 
 
 def best_run_shard(wc, instance, receipt, log, threads):
-    """Run one (arm, seed, shard) job and write its receipt (JSON: the command, restarts
-    run, how it ended); with a restarts budget, only the shard's restarts not yet in the
-    dataset."""
-    import subprocess
-    import time
-
-    from e2store.solver.best import restarts_left, shard_command
+    """Run one (arm, seed, shard) job (`e2store.solver.best.run_shard`): its log (the
+    command, its start, its stderr and a line per restart, its result and exit code) and
+    receipt (the shard as the dataset holds it, and what this job added); with a restarts
+    budget, only the shard's restarts not yet in the dataset.  Its search ends with this
+    job's thread (a SIGKILL of the Snakemake running it) and with the Snakemake that
+    started the job (`best_watch`)."""
+    from e2store.errors import E2StoreError
+    from e2store.solver.best import run_shard, shard_command, shard_done
 
     seed, shard = int(wc.seed), (int(wc.shard), int(wc.shards))
+    done = shard_done(best_boards(), wc.arm, seed, shard)
     budget = BEST_BUDGET
     if budget[0] == "--restarts":
-        left = restarts_left(best_boards(), wc.arm, seed, shard, int(budget[1]))
-        budget = ("--restarts", str(left))
+        budget = ("--restarts", str(max(0, int(budget[1]) - len(done))))
     cmd = shard_command(instance, wc.arm, BEST_ARMS[wc.arm], seed, shard, best_boards(),
                         budget, restart_nodes=BEST.get("restart_nodes"),
                         clues=BEST.get("clues"), workers=threads)
-    made = {"restarts": 0, "ended": "done before"}
-    with open(log, "w") as fh:
-        fh.write(shlex.join(cmd) + "\n")
-        fh.flush()
-        if budget[1] != "0":
-            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=fh, text=True)
-            if p.returncode != 0:
-                raise WorkflowError(f"best_shard {wc.arm} seed {seed} shard {shard[0]}/"
-                                    f"{shard[1]}: exit {p.returncode}, see {log}")
-            made = json.loads(p.stdout.strip().splitlines()[-1])
-    with open(receipt, "w") as fh:
-        json.dump({"command": shlex.join(cmd), "arm": wc.arm, "seed": seed,
-                   "shard": list(shard), "restarts": made["restarts"],
-                   "ended": made["ended"], "nodes": made.get("nodes", 0),
-                   "seconds": made.get("seconds", 0.0),
-                   "finished": round(time.time(), 3)}, fh)
-        fh.write("\n")
+    try:
+        run_shard(cmd, best_boards(), wc.arm, seed, shard, receipt=receipt, log=log,
+                  done=done, run=budget[1] != "0", watch=best_watch(), workers=threads)
+    except E2StoreError as e:
+        raise WorkflowError(f"best_shard {wc.arm} seed {seed} shard {shard[0]}/{shard[1]}: "
+                            f"{e}") from None
+
+
+def best_watch():
+    """In a job's own Snakemake (`--mode subprocess`: the local executor runs each `run:`
+    job so, through `sh -c`), a check that the Snakemake which started it still runs (the
+    nearest process of this Python above): a `kill -9` of it leaves this one running, and
+    the job's search ends when the check fails.  None elsewhere: a job run in a thread of
+    the main Snakemake ends with it (`run_watched`), one on SLURM with its allocation."""
+    if not workflow.subprocess_exec:
+        return None
+    from e2store.processes import ancestor_running, still_running
+
+    found = ancestor_running()
+    return None if found is None else (lambda: still_running(*found))
+
+
+def best_end_jobs_on_stop():
+    """In the main Snakemake of a local run (its `onstart`): a SIGTERM or SIGINT to it
+    first ends the shard jobs' searches (SIGTERM; `end_shard_solves`), then does what
+    Snakemake does (it waits for the running jobs, which then fail at once: a restarts
+    budget's job would run for hours).  On SLURM nothing changes (`scancel` ends jobs)."""
+    import signal
+
+    from e2store.solver.best import end_shard_solves
+
+    if not (workflow.is_main_process and workflow.local_exec):
+        return
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        old = signal.getsignal(sig)
+
+        def handler(signum, frame, old=old):
+            end_shard_solves()
+            if callable(old):
+                old(signum, frame)
+            elif old == signal.SIG_DFL:  # the default action, as it would have been
+                signal.signal(signum, signal.SIG_DFL)
+                os.kill(os.getpid(), signum)
+
+        signal.signal(sig, handler)
 
 
 BEST_ARMS, BEST_BUDGET = check_best_config() if BEST else ({}, ("--restarts", "0"))

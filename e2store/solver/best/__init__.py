@@ -15,7 +15,9 @@ Its public API, the only names imported from outside this package:
 * the store's heuristics (`tileability`, `piece_order`, `quota_from_store`) and the
   parameters (`SCHEDULES`, `CLUES`, `DEFAULT_*`, `break_schedule`, `quota_curve`).
 
-* `check_arms`, `check_budget`, ... a campaign's config checked, its jobs' commands.
+* `check_arms`, `check_budget`, ... a campaign's config checked, its jobs' commands;
+  `run_shard` a job run (ending with its Snakemake), `shard_costs` / `cost_totals` what
+  the dataset holds of a shard, `end_shard_solves` the jobs' searches stopped.
 
 Modules: `schedules` (parameters, light), `plan`, `search`, `run`, `session`, `fill`,
 `store`, `campaign`; private `_kernels` (the generic numba kernel) and `_gen` (the generated one).
@@ -39,7 +41,8 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "fill": ("fill_holes", "Filled", "EXACT_HOLES"),
     "store": ("tileability", "piece_order", "quota_from_store"),
     "campaign": ("ARM_OPTIONS", "check_arms", "check_budget", "check_unique_keys",
-                 "restarts_left", "shard_command"),
+                 "restarts_left", "shard_command", "shard_done", "shard_costs", "cost_totals",
+                 "shard_receipt", "run_shard", "is_shard_argv", "end_shard_solves"),
 })
 
 if TYPE_CHECKING:  # the real names for type checkers; at run time each is imported on first use
@@ -47,8 +50,15 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.solver.best.campaign import check_arms as check_arms
     from e2store.solver.best.campaign import check_budget as check_budget
     from e2store.solver.best.campaign import check_unique_keys as check_unique_keys
+    from e2store.solver.best.campaign import cost_totals as cost_totals
+    from e2store.solver.best.campaign import end_shard_solves as end_shard_solves
+    from e2store.solver.best.campaign import is_shard_argv as is_shard_argv
     from e2store.solver.best.campaign import restarts_left as restarts_left
+    from e2store.solver.best.campaign import run_shard as run_shard
     from e2store.solver.best.campaign import shard_command as shard_command
+    from e2store.solver.best.campaign import shard_costs as shard_costs
+    from e2store.solver.best.campaign import shard_done as shard_done
+    from e2store.solver.best.campaign import shard_receipt as shard_receipt
     from e2store.solver.best.fill import EXACT_HOLES as EXACT_HOLES
     from e2store.solver.best.fill import Filled as Filled
     from e2store.solver.best.fill import fill_holes as fill_holes
