@@ -1,6 +1,6 @@
 """`e2store score [INSTANCE] BOARD...`: the score of full or partial boards, each said
 where it comes from, all or the best few (one call of
-`e2store.solver.board_sources.score_sources`, or `e2store.solver.best.score_url` of a
+`e2store.solver.best.score_boards`, or `e2store.solver.best.score_url` of a
 URL alone), printed as text or JSON, joins and cells named as the field and the pictures
 name them (B6-C6); and `e2store save-boards INSTANCE BOARDS -o DIR`: the best boards of a
 boards file or dataset as Blackwood-style saved-board files (one call of
@@ -62,8 +62,8 @@ def score_cmd(args: tuple[str, ...], fill: bool, top: int | None, best: bool,
     """
     from e2store.errors import SolverError
     from e2store.instance.url import is_url
-    from e2store.solver.best import fill_holes, score_url
-    from e2store.solver.board_sources import ORIGIN_KEYS, score_sources
+    from e2store.solver.best import score_boards, score_url
+    from e2store.solver.board_sources import ORIGIN_KEYS
 
     if best and top is not None:
         raise click.UsageError("--best and --top both choose how many boards (expected "
@@ -78,12 +78,7 @@ def score_cmd(args: tuple[str, ...], fill: bool, top: int | None, best: bool,
                           f"`e2store score INSTANCE BOARD`")
     else:
         inst = load_instance(Path(args[0]), "auto", None, None)
-
-        def filled(cells):
-            f = fill_holes(inst, cells)
-            return f.board, {"filled_from": f.before, "holes_filled": f.holes}
-
-        reports = score_sources(inst, args[1:], fill=filled if fill else None, top=top)
+        reports = score_boards(inst, args[1:], fill=fill, top=top)
     for r in reports:
         r = named(r)
         click.echo(json.dumps(r) if as_json else score_text(r))

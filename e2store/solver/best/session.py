@@ -214,28 +214,16 @@ def score_url(url: str) -> dict[str, Any]:
 
 
 def score_boards(instance: Instance, sources: Sequence[str], fill: bool = False,
-                 ) -> list[dict[str, Any]]:
+                 top: int | None = None) -> list[dict[str, Any]]:
     """The score of every board of `sources` (files of `x y piece r` lines, boards files,
-    boards datasets, solutions files, board URLs), each with its viewer URL; with `fill`,
-    of the board with its holes filled (`fill_holes`), the partial board's score kept as
-    `filled_from`."""
-    from e2store.instance.url import UrlError, board_url
-    from e2store.solver.board_sources import read_any_boards
-    from e2store.solver.boards import score
+    boards datasets, saved-board and solutions files, board URLs), each with where it
+    comes from and its viewer URL (`e2store.solver.board_sources.score_sources`); with
+    `fill`, of the board with its holes filled (`fill_holes`), the partial board's score
+    kept as `filled_from`; `top`: only the best `top` (`e2store score --top`)."""
+    from e2store.solver.board_sources import score_sources
 
-    out = []
-    for source in sources:
-        for i, b in enumerate(read_any_boards(instance, source)):
-            extra = {}
-            if fill:
-                f = fill_holes(instance, b)
-                extra = {"filled_from": f.before, "holes_filled": f.holes}
-                b = f.board
-            d = {"board": source if i == 0 else f"{source}#{i}",
-                 **score(instance, b).to_dict(), **extra}
-            try:
-                d["url"] = board_url(instance, b)
-            except UrlError:
-                d["url"] = None
-            out.append(d)
-    return out
+    def filled(cells: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        f = fill_holes(instance, cells)
+        return f.board, {"filled_from": f.before, "holes_filled": f.holes}
+
+    return score_sources(instance, sources, fill=filled if fill else None, top=top)
