@@ -10,7 +10,8 @@ Its public API, the only names imported from outside this package:
   defaults are the command's (`schedules`: declared once);
 * `BestPlan` / `best_plan` the kernel's tables, `BestSearch` restarts of the kernel,
   `RestartResult` / `BestRun` what they found;
-* `fill_holes` the leftover pieces placed to match most joins; `score_boards` /
+* `fill_holes` the leftover pieces placed to match most joins; `resolve_tail` /
+  `grow_tail` a board's last cells re-solved exactly (`Resolved`); `score_boards` /
   `score_url` `e2store score`;
 * the store's heuristics (`tileability`, `piece_order`, `quota_from_store`) and the
   parameters (`SCHEDULES`, `CLUES`, `DEFAULT_*`, `break_schedule`, `quota_curve`).
@@ -20,7 +21,8 @@ Its public API, the only names imported from outside this package:
   the dataset holds of a shard, `end_shard_solves` the jobs' searches stopped.
 
 Modules: `schedules` (parameters, light), `plan`, `search`, `run`, `session`, `fill`,
-`store`, `campaign`; private `_kernels` (the generic numba kernel) and `_gen` (the generated one).
+`finish`, `store`, `campaign`; private `_kernels` (the generic numba kernel), `_gen` (the
+generated one) and `_finish_kernels` (the tail re-solve's).
 """
 
 from typing import TYPE_CHECKING
@@ -39,6 +41,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "session": ("solve_best", "best_report", "BestProgress", "score_boards", "score_url",
                 "FILL_SECONDS"),
     "fill": ("fill_holes", "Filled", "EXACT_HOLES"),
+    "finish": ("resolve_tail", "grow_tail", "Resolved"),
     "store": ("tileability", "piece_order", "quota_from_store"),
     "campaign": ("ARM_OPTIONS", "check_arms", "check_budget", "check_unique_keys",
                  "restarts_left", "shard_command", "shard_done", "shard_costs", "cost_totals",
@@ -62,6 +65,9 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.solver.best.fill import EXACT_HOLES as EXACT_HOLES
     from e2store.solver.best.fill import Filled as Filled
     from e2store.solver.best.fill import fill_holes as fill_holes
+    from e2store.solver.best.finish import Resolved as Resolved
+    from e2store.solver.best.finish import grow_tail as grow_tail
+    from e2store.solver.best.finish import resolve_tail as resolve_tail
     from e2store.solver.best.plan import BestPlan as BestPlan
     from e2store.solver.best.plan import best_plan as best_plan
     from e2store.solver.best.plan import clue_cells as clue_cells
