@@ -214,16 +214,45 @@ def score_url(url: str) -> dict[str, Any]:
 
 
 def score_boards(instance: Instance, sources: Sequence[str], fill: bool = False,
-                 top: int | None = None) -> list[dict[str, Any]]:
+                 top: int | None = None, improve: bool = False) -> list[dict[str, Any]]:
     """The score of every board of `sources` (files of `x y piece r` lines, boards files,
     boards datasets, saved-board and solutions files, board URLs), each with where it
     comes from and its viewer URL (`e2store.solver.board_sources.score_sources`); with
     `fill`, of the board with its holes filled (`fill_holes`), the partial board's score
-    kept as `filled_from`; `top`: only the best `top` (`e2store score --top`)."""
+    kept as `filled_from`; with `improve`, filled and then its tail re-solved exactly
+    (`improve_board`), the filled score kept as `improved_from`; `top`: only the best
+    `top` (`e2store score --top`)."""
     from e2store.solver.board_sources import score_sources
 
     def filled(cells: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
         f = fill_holes(instance, cells)
         return f.board, {"filled_from": f.before, "holes_filled": f.holes}
 
-    return score_sources(instance, sources, fill=filled if fill else None, top=top)
+    def improved(cells: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        board, said = filled(cells)
+        return improve_board(instance, board, said)
+
+    return score_sources(instance, sources, top=top,
+                         fill=improved if improve else filled if fill else None)
+
+
+def improve_board(instance: Instance, board: np.ndarray, said: dict[str, Any] | None = None,
+                  ) -> tuple[np.ndarray, dict[str, Any]]:
+    """A full board's tail re-solved exactly (`grow_tail` over the last cells of the
+    best-score search's scan, K = 16, 24, 32 while each completes; Eternity II's clues the
+    board holds in place kept), and what to say of it: `improved_from` (the score before),
+    `tail_k` (the largest K proven optimal, 0: none), `tail_nodes`, `tail_seconds`."""
+    from e2store.solver.scan import scan_order
+
+    from .finish import grow_tail
+    from .plan import eternity_ii
+    from .schedules import CLUES, DEFAULT_SCAN
+
+    w = instance.width
+    keep = set()
+    if eternity_ii(instance):
+        keep = {y * w + x for (x, y), (p, r) in CLUES["all"].items()
+                if int(board[y * w + x]) == p * 4 + r}
+    g = grow_tail(instance, board, scan_order(DEFAULT_SCAN, w, instance.height), keep=keep)
+    return g.board, {**(said or {}), "improved_from": g.before, "tail_k": g.k,
+                     "tail_nodes": g.nodes, "tail_seconds": round(g.seconds, 3)}
