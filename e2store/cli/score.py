@@ -160,10 +160,6 @@ def score_text(r: dict) -> str:
 @click.argument("boards", type=click.Path(path_type=Path), metavar="BOARDS")
 @output_option("Directory of the saved-board files (created if missing).", required=True,
                directory=True)
-@click.option("--improve", is_flag=True, help="Fill the holes, then re-solve the board's "
-              "tail exactly (its last 16, 24, 32 cells in the best-score search's scan, the "
-              "rest fixed, while each is proven optimal within 2 M nodes / 3 s) and score "
-              "the result: never lower.")
 @click.option("--top", type=COUNT, default=10, show_default=True, metavar="N",
               help="Write at most N boards, the best first.")
 @click.option("--min-score", type=INDEX, default=None, metavar="S",
