@@ -73,47 +73,26 @@ def _gain(cell, v, nbr, placed, colk):
 
 
 @nb.njit(cache=True, nogil=True, boundscheck=False)
-def _place(cell, v, j, nbr, kind, colk, placed, is_open, used, dcnt, scnt):
-    """Place v (pool slot j) on the open cell; returns the joins between open cells it
-    turns into frontier joins (iopen's decrease)."""
+def _move(cell, v, j, nbr, kind, colk, placed, is_open, used, dcnt, scnt, sign):
+    """Place v (pool slot j) on the open cell (`sign` 1), or undo that placement (`sign`
+    -1, the neighbours as they were then); returns the joins between open cells it turns
+    into frontier joins, or back (iopen's decrease, or increase)."""
     k = kind[cell]
     for s in range(4):
-        scnt[k, colk[v * 4 + s]] -= 1
+        scnt[k, colk[v * 4 + s]] -= sign
     di = 0
     for s in range(4):
         o = nbr[cell, s]
         if o < 0:
             continue
         if is_open[o]:
-            dcnt[kind[o], colk[v * 4 + s]] += 1
+            dcnt[kind[o], colk[v * 4 + s]] += sign
             di += 1
         elif placed[o] >= 0:
-            dcnt[k, colk[placed[o] * 4 + ((s + 2) & 3)]] -= 1
-    is_open[cell] = 0
-    placed[cell] = v
-    used[j] = 1
-    return di
-
-
-@nb.njit(cache=True, nogil=True, boundscheck=False)
-def _unplace(cell, v, j, nbr, kind, colk, placed, is_open, used, dcnt, scnt):
-    """Undo `_place` (the neighbours as they were then); returns iopen's increase."""
-    is_open[cell] = 1
-    placed[cell] = -1
-    used[j] = 0
-    k = kind[cell]
-    for s in range(4):
-        scnt[k, colk[v * 4 + s]] += 1
-    di = 0
-    for s in range(4):
-        o = nbr[cell, s]
-        if o < 0:
-            continue
-        if is_open[o]:
-            dcnt[kind[o], colk[v * 4 + s]] -= 1
-            di += 1
-        elif placed[o] >= 0:
-            dcnt[k, colk[placed[o] * 4 + ((s + 2) & 3)]] += 1
+            dcnt[k, colk[placed[o] * 4 + ((s + 2) & 3)]] -= sign
+    is_open[cell] = 1 if sign < 0 else 0
+    placed[cell] = -1 if sign < 0 else v
+    used[j] = 0 if sign < 0 else 1
     return di
 
 
@@ -179,8 +158,8 @@ def tail_search(tail, ostart, oend, opt_v, opt_j, nbr, kind, colk, openafter, pl
                 st[ST_STATUS] = EXHAUSTED
                 break
             d -= 1
-            iopen += _unplace(tail[d], chosen[d], chosenj[d], nbr, kind, colk, placed,
-                              is_open, used, dcnt, scnt)
+            iopen += _move(tail[d], chosen[d], chosenj[d], nbr, kind, colk, placed,
+                           is_open, used, dcnt, scnt, -1)
             continue
         g = cgain[d, i]
         if got[d] + g + openafter[d] <= best:  # nor can any later (lower) candidate
@@ -190,7 +169,7 @@ def tail_search(tail, ostart, oend, opt_v, opt_j, nbr, kind, colk, openafter, pl
         v = cand[d, i]
         j = candj[d, i]
         cell = tail[d]
-        iopen -= _place(cell, v, j, nbr, kind, colk, placed, is_open, used, dcnt, scnt)
+        iopen -= _move(cell, v, j, nbr, kind, colk, placed, is_open, used, dcnt, scnt, 1)
         chosen[d] = v
         chosenj[d] = j
         got[d + 1] = got[d] + g
@@ -201,12 +180,12 @@ def tail_search(tail, ostart, oend, opt_v, opt_j, nbr, kind, colk, openafter, pl
                 st[ST_FOUND] = 1
                 for c in range(placed.shape[0]):
                     best_board[c] = placed[c]
-            iopen += _unplace(cell, v, j, nbr, kind, colk, placed, is_open, used, dcnt,
-                              scnt)
+            iopen += _move(cell, v, j, nbr, kind, colk, placed, is_open, used, dcnt,
+                           scnt, -1)
             continue
         if got[d + 1] + ledger(dcnt, scnt, iopen) <= best:
-            iopen += _unplace(cell, v, j, nbr, kind, colk, placed, is_open, used, dcnt,
-                              scnt)
+            iopen += _move(cell, v, j, nbr, kind, colk, placed, is_open, used, dcnt,
+                           scnt, -1)
             continue
         d += 1
         _expand(d, tail[d], ostart, oend, opt_v, opt_j, used, nbr, placed, colk, cand,
@@ -225,7 +204,7 @@ def bounds_along(cells, vs, js, nbr, kind, colk, placed, is_open, used, dcnt, sc
     out = np.empty(cells.shape[0] + 1, np.int64)
     out[0] = ledger(dcnt, scnt, iopen)
     for i in range(cells.shape[0]):
-        iopen -= _place(cells[i], vs[i], js[i], nbr, kind, colk, placed, is_open, used,
-                        dcnt, scnt)
+        iopen -= _move(cells[i], vs[i], js[i], nbr, kind, colk, placed, is_open, used,
+                       dcnt, scnt, 1)
         out[i + 1] = ledger(dcnt, scnt, iopen)
     return out
