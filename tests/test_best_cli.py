@@ -104,13 +104,21 @@ def test_best_run_writes_boards_and_a_rerun_adds(unsolvable, tmp_path):
     d = json.loads(r.output)
     assert d["restarts"] == 3 and d["nodes"] <= 60000 and d["filled"]["score"] >= 0
     b = read_boards(out)
-    assert len(b) == 6 and list(b.stats["source"]) == ["best", "filled"] * 3
-    assert list(b.stats["restart"]) == [0, 0, 1, 1, 2, 2]
-    assert all(b.stats["holes"][1::2] == 0)
-    assert max(b.stats["score"][1::2]) == d["filled"]["score"] >= d["best"]["score"]
+    assert len(b) == 9 and list(b.stats["source"]) == ["best", "filled", "finished"] * 3
+    assert list(b.stats["restart"]) == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    assert all(b.stats["holes"][1::3] == 0) and all(b.stats["holes"][2::3] == 0)
+    assert all(b.stats["score"][2::3] >= b.stats["score"][1::3])  # never lowered
+    assert max(b.stats["score"][2::3]) == d["filled"]["score"] >= d["best"]["score"]
+    f = d["finish"]
+    assert f["restarts"] == 3
+    assert f["gain"] == int((b.stats["score"][2::3] - b.stats["score"][1::3]).sum())
     assert json.loads(run(*args).output)["restarts"] == 3
     b = read_boards(out)
-    assert list(b.stats["restart"][6:]) == [3, 3, 4, 4, 5, 5]
+    assert list(b.stats["restart"][9:]) == [3, 3, 3, 4, 4, 4, 5, 5, 5]
+    args[args.index("--json")] = "--no-finish"  # the finish off: two rows a restart
+    assert run(*args).exit_code == 0
+    b = read_boards(out)
+    assert list(b.stats["source"][18:]) == ["best", "filled"] * 3
 
 
 def test_workers_reproduce_one_process(unsolvable, tmp_path):
@@ -204,7 +212,7 @@ def test_serve_shows_a_boards_file(unsolvable, tmp_path):
     with TestClient(create_app(store, boards=out)) as client:
         d = client.get("/api/boards").json()
         b = read_boards(out)
-        assert d["boards"] == len(b) == 6 and d["best"]["filled"] == max(b.stats["score"])
+        assert d["boards"] == len(b) == 9 and d["best"]["finished"] == max(b.stats["score"])
         assert [x["score"] for x in d["rows"]] == sorted(b.stats["score"], reverse=True)
         page = client.get("/boards")
         assert page.status_code == 200 and page.text.count("<svg") >= 4

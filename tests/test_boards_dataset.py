@@ -37,7 +37,8 @@ from e2store.solver.boards_dataset import (
     read_boards_dataset,
 )
 
-RUN = {"breaks": "20,24,28,30,32", "restart_nodes": 20000}
+RUN = {"breaks": "20,24,28,30,32", "restart_nodes": 20000,
+       "finish": False}  # two rows a restart (the finish: tests/test_best_finish.py)
 SAME = ("depth", "score", "joins", "mismatches", "holes", "seed", "restart", "nodes",
         "source", "url")  # every column but when it was found and how long it took
 

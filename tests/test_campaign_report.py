@@ -203,27 +203,35 @@ def test_report_written_with_its_sections(tmp_path):
 
 def test_restart_arrays_pair_each_best_board_with_its_filled_one():
     """One value per (seed, restart) of each arm: the deepest board's depth, nodes and
-    seconds, and its filled board's score (its own score when it was not filled)."""
+    seconds, and its final board's score (finished, else filled, else its own), the
+    filled score before the finish, and the seconds after the search and of the finish."""
     from e2store.solver import restart_arrays
     from e2store.solver.boards import make_boards
 
     rows = [  # (seed, restart, source, depth, score, nodes, seconds, found)
         (1, 0, "best", 30, 50, 100, 1.0, 1000.0), (1, 0, "filled", 36, 55, 100, 1.0, 1000.5),
         (0, 1, "best", 31, 52, 200, 2.0, 1001.0),  # not filled
-        (0, 0, "best", 29, 49, 300, 3.0, 0.0), (0, 0, "filled", 36, 51, 300, 3.0, 9.0)]
+        (0, 0, "best", 29, 49, 300, 3.0, 0.0), (0, 0, "filled", 36, 51, 300, 3.0, 9.0),
+        (0, 0, "finished", 36, 53, 300, 3.0, 9.25),
+        (1, 1, "best", 33, 54, 50, 0.5, 1002.0), (1, 1, "filled", 36, 56, 50, 0.5, 1002.5),
+        (1, 1, "finished", 36, 58, 50, 0.5, 1003.0)]
     stats = [{"seed": s, "restart": k, "source": src, "depth": d, "score": sc,
               "joins": 60, "mismatches": 0, "holes": 0, "nodes": n, "seconds": t, "found": f,
               "url": f"u{s}{k}{src[0]}"} for s, k, src, d, sc, n, t, f in rows]
     boards = make_boards(36, [np.full(36, -1)] * len(rows), stats)
-    arms = np.array(["a", "a", "a", "b", "b"], dtype=object)
+    arms = np.array(["a", "a", "a", "b", "b", "b", "a", "a", "a"], dtype=object)
     got = restart_arrays(boards, arms)
-    want = {"a": {"depth": [31, 30], "filled": [52, 55], "nodes": [200, 100],
-                  "seconds": [2.0, 1.0], "fill_seconds": [0.0, 0.5], "seed": [0, 1],
-                  "restart": [1, 0], "url": ["u01b", "u10f"], "cells": [36, 36],
-                  "joins": [60, 60]},
-            "b": {"depth": [29], "filled": [51], "nodes": [300], "seconds": [3.0],
+    want = {"a": {"depth": [31, 30, 33], "filled": [52, 55, 58], "before": [52, 55, 56],
+                  "finished": [0, 0, 1], "nodes": [200, 100, 50],
+                  "seconds": [2.0, 1.0, 0.5], "fill_seconds": [0.0, 0.5, 1.0],
+                  "finish_seconds": [0.0, 0.0, 0.5], "seed": [0, 1, 1],
+                  "restart": [1, 0, 1], "url": ["u01b", "u10f", "u11f"],
+                  "cells": [36, 36, 36], "joins": [60, 60, 60]},
+            "b": {"depth": [29], "filled": [53], "before": [51], "finished": [1],
+                  "nodes": [300], "seconds": [3.0],
                   "fill_seconds": [0.0],  # a time unknown: none counted
-                  "seed": [0], "restart": [0], "url": ["u00f"], "cells": [36], "joins": [60]}}
+                  "finish_seconds": [0.25], "seed": [0], "restart": [0], "url": ["u00f"],
+                  "cells": [36], "joins": [60]}}
     assert {a: {k: v.tolist() for k, v in r.items()} for a, r in got.items()} == want
     assert set(restart_arrays(boards)) == {"default"}
 

@@ -65,6 +65,9 @@ def best_options(f):
                      "each list part: random, or `store`: the pieces that tile worst first "
                      "(hamming-1 corolles per piece, from --store), random among alike."),
         click.option("--no-fill", is_flag=True, help="With --best: do not fill the holes."),
+        click.option("--no-finish", is_flag=True, help="With --best: do not finish the "
+                     "boards (each restart's filled board as it is: no other boards tried, "
+                     "no tail re-solved)."),
         click.option("--arm", default=None, metavar="NAME", help="With --best -o DIR: the "
                      "arm of the boards dataset the run writes (arm=NAME/; default "
                      "`default`): a campaign's arms are its runs of other options."),
@@ -122,6 +125,11 @@ def best_text(inst, d: dict) -> str:
             lines.append(f"url        {f['url']}")
     elif b is not None and b.get("url"):
         lines.append(f"url        {b['url']}")
+    if d.get("finish"):
+        f = d["finish"]
+        lines.append(f"finish     {f['raised']:,} of {f['restarts']:,} restarts raised, "
+                     f"+{f['gain']:,} points in all, {f['seconds']:.1f} s (off with "
+                     f"--no-finish)")
     lines.append(f"saved      {shown_path(d['boards_file'])}" + (
         f", arm {d['arm']}: a part per restart (a boards dataset)" if d.get("arm") else ""))
     return "\n".join(lines)

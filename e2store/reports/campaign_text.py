@@ -204,6 +204,7 @@ def campaign_markdown(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarr
                  _e(st.depth_mean), _e(st.depth_median), _e(st.filled_mean),
                  _e(st.filled_median)] + [_e(st.reach[d], 4) for d in depths]
         lines.append("| " + " | ".join(cells) + " |")
+    lines += finish_lines(rows)
     names = list(arms)
     for value, title in (("depth", "deepest depth"), ("filled", "filled score")):
         lines += ["", f"## Comparisons: {title}", ""]
@@ -225,6 +226,39 @@ def campaign_markdown(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarr
                                                              targets)) + [""]
     lines += _best_boards(rows)
     return "\n".join(lines) + "\n"
+
+
+def finish_lines(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]],
+                 ) -> list[str]:
+    """The report's *The finish* (none when no restart was finished): per arm, what the
+    finish (a restart's boards filled and their tails re-solved exactly) made of its
+    restarts: their filled scores before it and after (`before`, `filled`), the restarts
+    it raised, and its seconds as a share of the restarts' cost."""
+    done = {a: np.asarray(r.get("finished", ()), dtype=bool) for a, r in rows.items()}
+    if not any(d.any() for d in done.values()):
+        return []
+    lines = ["", "## The finish", "",
+             "Each restart's best boards filled, then the last cells of the scan re-solved "
+             "exactly (docs/solver.md, *The finish*): the filled score before it and after, "
+             "over the restarts it finished.", "",
+             "| arm | finished | before mean | after mean | gain mean | raised | max gain | "
+             "before max | after max | finish s/restart | share of time |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, r in rows.items():
+        d = done[name]
+        if not d.any():
+            lines.append(f"| {name} | 0 | - | - | - | - | - | - | - | - | - |")
+            continue
+        before = np.asarray(r["before"], dtype=np.int64)[d]
+        after = np.asarray(r["filled"], dtype=np.int64)[d]
+        fin = np.asarray(r.get("finish_seconds", np.zeros(len(d))), dtype=np.float64)
+        total = float(restart_seconds(r).sum())
+        gain = after - before
+        lines.append(f"| {name} | {int(d.sum())} | {before.mean():.3f} | {after.mean():.3f} | "
+                     f"{gain.mean():.3f} | {int((gain > 0).sum())} | {int(gain.max())} | "
+                     f"{int(before.max())} | {int(after.max())} | "
+                     f"{fin[d].mean():.3g} | {fin.sum() / total if total > 0 else 0:.1%} |")
+    return lines
 
 
 BEST_LISTED = 3  # boards listed per arm in the report's *Best boards*

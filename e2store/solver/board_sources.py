@@ -249,10 +249,14 @@ def score_sources(instance: Instance, sources: Sequence[str | Path], *,
 def restart_arrays(boards: Boards, arms: np.ndarray | None = None,
                    ) -> dict[str, dict[str, np.ndarray]]:
     """Per arm, one value per restart ((seed, restart) pairs, in order) of what a campaign
-    report compares: `depth` (the restart's deepest board), `filled` (the score of that
-    board with its holes filled; its own score when it was not filled), `nodes` and
-    `seconds` (of the search), `fill_seconds` (of the fill: its two boards' `found`
-    apart), its `seed`, `restart` and `url` (the filled board's), and the board's size,
+    report compares: `depth` (the restart's deepest board), `filled` (the score of its
+    final board: the finished one (`source` "finished"), else that board with its holes
+    filled, else its own), `before` (the filled board's score, before the finish; equal to
+    `filled` when not finished), `finished` (1 when the restart has a finished board),
+    `nodes` and `seconds` (of the search), `fill_seconds` (of what came after the search,
+    its fill and finish: the deepest board's `found` to its final board's),
+    `finish_seconds` (the finish's part: the filled board's `found` to the finished
+    one's), its `seed`, `restart` and `url` (the final board's), and the board's size,
     `cells` (W*H) and `joins` (2WH - W - H), from which the report takes its depths and
     target scores; a boards file is one arm, "default".  The rows of a boards file or
     dataset as `e2store.reports.campaign_report` takes them."""
@@ -268,29 +272,32 @@ def restart_arrays(boards: Boards, arms: np.ndarray | None = None,
     for name in sorted(set(arm.tolist())):
         mine = arm == name
         best = np.flatnonzero(mine & (source == "best"))
-        filled = np.flatnonzero(mine & (source == "filled"))
         order = best[np.argsort(key[best], kind="stable")]
-        fill_of = dict(zip(key[filled].tolist(), score[filled].tolist(), strict=True))
-        # the fill's time: from the deepest board's `found` to its filled board's (0 when
-        # either is unknown); `seconds` is the search's alone
-        found_of = dict(zip(key[filled].tolist(), found[filled].tolist(), strict=True))
-        url_of = dict(zip(key[filled].tolist(), urls[filled].tolist(), strict=True))
-        fill_s = np.array([max(0.0, found_of[k] - f) if f > 0 and found_of.get(k, 0) > 0
-                           else 0.0 for k, f in zip(key[order].tolist(),
-                                                    found[order].tolist(), strict=True)])
+        keys = key[order].tolist()
+        of = {}  # source -> {restart key: row}
+        for s in ("filled", "finished"):
+            rows = np.flatnonzero(mine & (source == s))
+            of[s] = dict(zip(key[rows].tolist(), rows.tolist(), strict=True))
+        fill = [of["filled"].get(k, i) for k, i in zip(keys, order.tolist(), strict=True)]
+        final = [of["finished"].get(k, i) for k, i in zip(keys, fill, strict=True)]
+
+        def apart(a: list[int], b: list[int]) -> np.ndarray:
+            """Seconds from rows `a`'s `found` to rows `b`'s (0 when either is unknown)."""
+            fa, fb = found[a], found[b]
+            return np.where((fa > 0) & (fb > 0), np.maximum(0.0, fb - fa), 0.0)
+
         out[str(name)] = {
             "depth": np.asarray(st["depth"])[order].astype(np.int64),
-            "filled": np.array([fill_of.get(k, s) for k, s in
-                                zip(key[order].tolist(), score[order].tolist(), strict=True)],
-                               dtype=np.int64),
+            "filled": score[final].astype(np.int64),
+            "before": score[fill].astype(np.int64),
+            "finished": np.array([k in of["finished"] for k in keys], dtype=np.int64),
             "nodes": np.asarray(st["nodes"])[order].astype(np.int64),
             "seconds": np.asarray(st["seconds"])[order].astype(np.float64),
-            "fill_seconds": fill_s,
+            "fill_seconds": apart(order.tolist(), final),
+            "finish_seconds": apart(fill, final),
             "seed": np.asarray(st["seed"])[order].astype(np.int64),
             "restart": np.asarray(st["restart"])[order].astype(np.int64),
-            "url": np.array([url_of.get(k, u) for k, u in
-                             zip(key[order].tolist(), urls[order].tolist(), strict=True)],
-                            dtype=object),
+            "url": urls[final].astype(object),
             "cells": np.full(len(order), boards.cells.shape[1], dtype=np.int64),
             "joins": np.asarray(st["joins"])[order].astype(np.int64)}
     return out

@@ -313,6 +313,27 @@ def half_turn(cells: np.ndarray) -> np.ndarray:
     return np.where(a >= 0, (a & ~3) | ((a + 2) & 3), a).astype(cells.dtype)
 
 
+def quarter_turn(cells: np.ndarray, width: int, height: int) -> np.ndarray:
+    """Boards (k, W*H) turned a quarter turn clockwise, H x W boards (k, H*W): the cell
+    (x, y) moves to (H-1-y, x) and each piece turns one quarter turn clockwise (holes stay
+    holes); score, mismatches and holes are unchanged."""
+    a = np.asarray(cells).reshape(-1, height, width)
+    t = np.rot90(a, k=-1, axes=(1, 2)).reshape(a.shape[0], -1)
+    return np.where(t >= 0, (t & ~3) | ((t + 1) & 3), t).astype(a.dtype)
+
+
+def board_key(cells: np.ndarray, width: int, height: int) -> str:
+    """A board's canonical key: equal for two boards that are one board turned (the
+    smallest of its turns' bytes, hashed), so equal boards are recognised whichever way
+    round a search met them."""
+    a = np.asarray(cells, dtype=np.int16).reshape(1, -1)
+    turns = [a, half_turn(a)]
+    if width == height:
+        q = quarter_turn(a, width, height)
+        turns += [q, half_turn(q)]
+    return hashlib.blake2b(min(t.tobytes() for t in turns), digest_size=16).hexdigest()
+
+
 def _first_line(e: Exception) -> str:
     text = str(e).splitlines()[0] if str(e) else type(e).__name__
     return text[:120].encode("ascii", "backslashreplace").decode()
@@ -458,15 +479,15 @@ def read_any_board(instance: Instance, source: str | Path) -> list[np.ndarray]:
 
 
 def best_row(boards: Boards) -> int | None:
-    """The row of the best board of `boards`: the filled board (source "filled": completed
-    after the search) of the highest score, else the deepest board, then the highest
-    score; the earliest row of equals.  None when there is no row."""
+    """The row of the best board of `boards`: the completed board (source "filled" or
+    "finished": completed after the search) of the highest score, else the deepest board,
+    then the highest score; the earliest row of equals.  None when there is no row."""
     st, n = boards.stats, len(boards)
     if not n:
         return None
     score = np.asarray(st["score"], dtype=np.int64)
     depth = np.asarray(st["depth"], dtype=np.int64)
-    filled = np.array([str(s) == "filled" for s in st["source"]], dtype=bool)
+    filled = np.array([str(s) in ("filled", "finished") for s in st["source"]], dtype=bool)
     if filled.any():
         return int(np.flatnonzero(filled)[np.argmax(score[filled])])  # argmax: the first
     return min(range(n), key=lambda i: (-int(depth[i]), -int(score[i]), i))

@@ -120,9 +120,10 @@ def started(where: Path | None) -> set[Key]:
 
 
 def _fill_seconds(st: dict, arm_ix: np.ndarray, best: np.ndarray) -> np.ndarray:
-    """Per row, the seconds of the fill it records: on a filled board's row, its `found`
-    less that of its restart's deepest board (`restart_arrays` counts it so), 0 elsewhere
-    and where either time is unknown."""
+    """Per row, the seconds after the search it records (fill and finish): on a restart's
+    final row (its finished board's, else its filled board's), its `found` less that of
+    the restart's deepest board (`restart_arrays` counts it so), 0 elsewhere and where
+    either time is unknown."""
     found = np.asarray(st["found"], dtype=np.float64)
     key = np.column_stack([arm_ix, np.asarray(st["seed"], dtype=np.int64),
                            np.asarray(st["restart"], dtype=np.int64)])
@@ -132,8 +133,11 @@ def _fill_seconds(st: dict, arm_ix: np.ndarray, best: np.ndarray) -> np.ndarray:
     ix = ix.reshape(-1)
     start = np.zeros(int(ix.max()) + 1)
     start[ix[best]] = found[best]
-    filled = np.asarray(st["source"], dtype=object) == "filled"
-    known = filled & (found > 0) & (start[ix] > 0)
+    source = np.asarray(st["source"], dtype=object)
+    finished = np.zeros(len(start), dtype=bool)
+    finished[ix[source == "finished"]] = True
+    final = (source == "finished") | ((source == "filled") & ~finished[ix])
+    known = final & (found > 0) & (start[ix] > 0)
     return np.where(known, np.maximum(0.0, found - start[ix]), 0.0)
 
 

@@ -11,7 +11,8 @@ Its public API, the only names imported from outside this package:
 * `BestPlan` / `best_plan` the kernel's tables, `BestSearch` restarts of the kernel,
   `RestartResult` / `BestRun` what they found;
 * `fill_holes` the leftover pieces placed to match most joins; `resolve_tail` /
-  `grow_tail` a board's last cells re-solved exactly (`Resolved`); `score_boards` /
+  `grow_tail` a board's last cells re-solved exactly (`Resolved`), `finish_restart` a
+  restart's boards filled and re-solved (`FinishTally` a run's); `score_boards` /
   `score_url` `e2store score`;
 * the store's heuristics (`tileability`, `piece_order`, `quota_from_store`) and the
   parameters (`SCHEDULES`, `CLUES`, `DEFAULT_*`, `break_schedule`, `quota_curve`).
@@ -33,13 +34,14 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "schedules": ("SCHEDULES", "CLUES", "AUTO", "DEFAULT_SCAN", "DEFAULT_BREAKS",
                   "DEFAULT_QUOTA", "DEFAULT_ORDER", "DEFAULT_SEED", "DEFAULT_BOARDS",
                   "DEFAULT_RESTART_NODES", "DEFAULT_SCHEDULE", "CLUES_SCHEDULE", "ORDERS",
-                  "SLICE_NODES", "break_schedule", "quota_curve"),
+                  "SLICE_NODES", "FINISH_KS", "FINISH_NODES", "FINISH_SECONDS",
+                  "OTHER_BOARDS", "break_schedule", "quota_curve"),
     "plan": ("BestPlan", "best_plan", "clue_cells", "quota_colours", "eternity_ii",
              "merged_fixed"),
     "search": ("BestSearch", "RestartResult"),
     "run": ("BestRun", "run_best", "restart_row"),
     "session": ("solve_best", "best_report", "BestProgress", "score_boards", "score_url",
-                "FILL_SECONDS"),
+                "FILL_SECONDS", "finish_restart", "FinishTally"),
     "fill": ("fill_holes", "Filled", "EXACT_HOLES"),
     "finish": ("resolve_tail", "grow_tail", "Resolved"),
     "store": ("tileability", "piece_order", "quota_from_store"),
@@ -88,7 +90,11 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.solver.best.schedules import DEFAULT_SCAN as DEFAULT_SCAN
     from e2store.solver.best.schedules import DEFAULT_SCHEDULE as DEFAULT_SCHEDULE
     from e2store.solver.best.schedules import DEFAULT_SEED as DEFAULT_SEED
+    from e2store.solver.best.schedules import FINISH_KS as FINISH_KS
+    from e2store.solver.best.schedules import FINISH_NODES as FINISH_NODES
+    from e2store.solver.best.schedules import FINISH_SECONDS as FINISH_SECONDS
     from e2store.solver.best.schedules import ORDERS as ORDERS
+    from e2store.solver.best.schedules import OTHER_BOARDS as OTHER_BOARDS
     from e2store.solver.best.schedules import SCHEDULES as SCHEDULES
     from e2store.solver.best.schedules import SLICE_NODES as SLICE_NODES
     from e2store.solver.best.schedules import break_schedule as break_schedule
@@ -97,7 +103,9 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.solver.best.search import RestartResult as RestartResult
     from e2store.solver.best.session import FILL_SECONDS as FILL_SECONDS
     from e2store.solver.best.session import BestProgress as BestProgress
+    from e2store.solver.best.session import FinishTally as FinishTally
     from e2store.solver.best.session import best_report as best_report
+    from e2store.solver.best.session import finish_restart as finish_restart
     from e2store.solver.best.session import score_boards as score_boards
     from e2store.solver.best.session import score_url as score_url
     from e2store.solver.best.session import solve_best as solve_best

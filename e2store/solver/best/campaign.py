@@ -29,7 +29,8 @@ from e2store.errors import ChildFailedError, SolverError
 
 # options an arm may set, in the command's spelling without dashes (the rest of `solve
 # --best`'s are the campaign's: one value for every arm, or the job's own)
-ARM_OPTIONS = ("scan", "breaks", "quota", "order", "no-fill", "fixed", "store", "kernel")
+ARM_OPTIONS = ("scan", "breaks", "quota", "order", "no-fill", "no-finish", "fixed", "store",
+               "kernel")
 CAMPAIGN_OPTIONS = {"clues": "best.clues", "seed": "best.seeds", "shard": "best.shards",
                     "arm": "the arm's name", "restart-nodes": "best.restart_nodes",
                     "restarts": "best.restarts", "minutes": "best.minutes",
@@ -170,9 +171,10 @@ def shard_costs(boards: str | Path, arm: str, seed: int,
     """The restarts of shard (K, N) of (`arm`, `seed`) in the dataset `boards`, one value
     per restart in restart order, as the campaign report counts them
     (`e2store.solver.board_sources.restart_arrays`): `restart`, `nodes`, `seconds` (the
-    search's) and `fill_seconds` (its fill's: its filled board found after its deepest
-    one); each restart once (one held by a part and a compacted file too), whichever run
-    wrote it.  Only the columns these need are read, from the files holding the shard."""
+    search's) and `fill_seconds` (after it: its fill and finish, its final board found
+    after its deepest one); each restart once (one held by a part and a compacted file
+    too), whichever run wrote it.  Only the columns these need are read, from the files
+    holding the shard."""
     import pyarrow.dataset as pads
 
     from e2store.solver.board_sources import restart_arrays
@@ -286,9 +288,13 @@ def _restart_line(path: Path, restart: int) -> str:
             f"depth {t['depth'][b]}, score {t['score'][b]}")
     if (f := at.get("filled")) is not None:
         line += f", filled {t['score'][f]}"
+    if (g := at.get("finished")) is not None:
+        line += f", finished {t['score'][g]}"
     line += f"; {t['nodes'][b]:,} nodes, {t['seconds'][b]:.3f} s search"
     if f is not None:
         line += f" + {max(0.0, t['found'][f] - t['found'][b]):.3f} s fill"
+    if f is not None and g is not None:
+        line += f" + {max(0.0, t['found'][g] - t['found'][f]):.3f} s finish"
     return line
 
 

@@ -47,7 +47,7 @@ brute force over every assignment, and the bound computed from scratch.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -200,10 +200,12 @@ class _Tail:
         after = np.cumsum(closes[::-1])[::-1]
         return np.append(after[1:], 0).astype(np.int64)
 
-    def search(self, incumbent: int, max_nodes: int, deadline: float) -> tuple[
+    def search(self, incumbent: int, max_nodes: int, deadline: float,
+               stop: Callable[[], bool] | None = None) -> tuple[
             np.ndarray | None, int, bool, float]:
         """(best board or None when none beat `incumbent`, nodes, complete, seconds the
-        kernel took to compile: `deadline` is pushed back by as much)."""
+        kernel took to compile: `deadline` is pushed back by as much); `stop()` true ends
+        the search between slices."""
         nt = self.tail.size
         width = max(1, int((self.oend - self.ostart).max())) if nt else 1
         cand, candj, cgain = (np.zeros((max(nt, 1), width), np.int64) for _ in range(3))
@@ -225,7 +227,8 @@ class _Tail:
         nodes = 0
         while nodes < max_nodes:
             nodes += int(_fk.tail_search(*args, min(SLICE, max_nodes - nodes)))
-            if st[_fk.ST_STATUS] == _fk.EXHAUSTED or time.perf_counter() >= deadline:
+            if st[_fk.ST_STATUS] == _fk.EXHAUSTED or time.perf_counter() >= deadline or (
+                    stop is not None and stop()):
                 break
         done = bool(st[_fk.ST_STATUS] == _fk.EXHAUSTED)
         return (best if st[_fk.ST_FOUND] else None), nodes, done, compile_s
@@ -233,11 +236,13 @@ class _Tail:
 
 def resolve_tail(instance: Instance, board, cells: Sequence[int], *,
                  max_nodes: int = 2_000_000, seconds: float = 3.0,
-                 keep: Iterable[int] = ()) -> Resolved:
+                 keep: Iterable[int] = (), stop: Callable[[], bool] | None = None,
+                 ) -> Resolved:
     """The board with its tail `cells` (indices y*W+x) re-solved (module docstring):
-    at most `max_nodes` nodes and about `seconds` of search (the best found by then,
-    `complete` False).  `keep`: cells never changed, so none may be in `cells`.
-    SolverError for a bad board, cell list or cap."""
+    at most `max_nodes` nodes and about `seconds` of search, or until `stop()` (checked
+    between slices of the search) is true (the best found by then, `complete` False).
+    `keep`: cells never changed, so none may be in `cells`.  SolverError for a bad board,
+    cell list or cap."""
     t0 = time.perf_counter()
     a = board_cells(instance, board)
     n = a.size
@@ -259,7 +264,7 @@ def resolve_tail(instance: Instance, board, cells: Sequence[int], *,
     prob = _Tail(instance, a, tail)
     # with holes in the tail a full assignment as good as the input replaces it
     found, nodes, done, compile_s = prob.search(own - 1 if holes else own, int(max_nodes),
-                                     t0 + float(seconds))
+                                     t0 + float(seconds), stop)
     out, final = a, before
     if found is not None:
         got = score(instance, found).matched
@@ -282,11 +287,12 @@ def _order_cells(order, w: int, h: int) -> list[int]:
 
 def grow_tail(instance: Instance, board, order, *, ks: Sequence[int] = (16, 24, 32),
               max_nodes: int = 2_000_000, seconds: float = 3.0,
-              keep: Iterable[int] = ()) -> Resolved:
+              keep: Iterable[int] = (), stop: Callable[[], bool] | None = None) -> Resolved:
     """`resolve_tail` over the last K cells of the scan `order` (cell indices y*W+x, or
     (x, y) pairs; the `keep` cells skipped, so K cells are re-solved) and the board's
     holes, for each K of `ks` in increasing order while each search completes within its
-    caps (`max_nodes`, `seconds`: per K), each on the best board so far.  Returns the best
+    caps (`max_nodes`, `seconds`: per K) and `stop()` stays false, each on the best board
+    so far.  Returns the best
     board (never below the input's score) with `k` the largest K that completed (0: none
     did), `complete` whether every K tried completed, nodes and seconds summed, and
     `steps` each K's `Resolved`."""
@@ -310,7 +316,7 @@ def grow_tail(instance: Instance, board, order, *, ks: Sequence[int] = (16, 24, 
         tail += [c for c in np.flatnonzero(current < 0).tolist()
                  if c not in inside and c not in kept]
         r = resolve_tail(instance, current, tail, max_nodes=max_nodes, seconds=seconds,
-                         keep=kept)
+                         keep=kept, stop=stop)
         steps.append(r)
         if r.score > best or (r.score == best and (current < 0).any()
                               and not (r.board < 0).any()):

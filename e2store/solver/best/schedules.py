@@ -23,6 +23,10 @@ SCHEDULES = {
     # boards of 480 - 21 = 459 and more, filled boards 2.7 points above `clues` on average
     "clues-late": (18, 33, 50, 100, 190, 201, 206, 211, 216, 221, 225, 229, 233, 237, 239,
                    241, 243, 245, 247, 249, 251),
+    # for the five clues, after the geometry of Riotte's 464s (2026): 16 mismatches, every
+    # one in rows A-F, the last 96 cells of the scan, rows G-P clean; here one allowed every
+    # 6 positions from 160 on (issue 56, item 4)
+    "riotte": tuple(range(160, 256, 6)),
     "none": (),
 }
 DEFAULT_SCHEDULE = "blackwood"
@@ -50,6 +54,12 @@ DEFAULT_SEED = 0
 DEFAULT_BOARDS = "best-boards.parquet"  # where a run writes its boards when not told
 DEFAULT_RESTART_NODES = 1_000_000_000
 SLICE_NODES = 20_000_000  # nodes per kernel call: progress and Ctrl-C between calls
+# the finish of a restart's boards (`e2store.solver.best.grow_tail`): its tail sizes K
+# over the scan's last cells and, per K, its node and time caps
+FINISH_KS = (16, 24, 32)
+FINISH_NODES = 2_000_000
+FINISH_SECONDS = 1.0
+OTHER_BOARDS = 2  # a restart's boards besides its best that the finish tries (issue 56)
 
 
 def break_schedule(spec: str | Sequence[int], n_cells: int, joins: int) -> tuple[int, ...]:

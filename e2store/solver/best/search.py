@@ -30,7 +30,7 @@ from ._kernels import (
     ST_STATUS,
 )
 from .plan import BestPlan
-from .schedules import SLICE_NODES
+from .schedules import OTHER_BOARDS, SLICE_NODES
 
 
 @dataclass
@@ -49,6 +49,10 @@ class RestartResult:
     status: str  # "budget", "exhausted" (the whole search space), "perfect", "stopped"
     full_boards: int = 0
     worker: int = 0  # the pid of the process that ran it
+    # other best boards the restart held on the way (seen between slices of the search):
+    # (cells, depth, score), within one cell of `depth`, distinct, deepest then highest
+    # score first, at most OTHER_BOARDS (the finish tries them too: issue 56, item 2)
+    others: tuple[tuple[np.ndarray, int, int], ...] = ()
 
 
 class BestSearch:
@@ -101,6 +105,7 @@ class BestSearch:
         t0 = time.perf_counter()
         nodes = 0
         status = "budget"
+        seen: list[tuple[np.ndarray, int, int]] = []  # the best board after each slice
         while nodes < budget:
             step = min(SLICE_NODES, budget - nodes)
             if self.generated:
@@ -114,6 +119,8 @@ class BestSearch:
             nodes += int(got)
             if tick is not None:
                 tick(int(got))
+            if st[ST_BEST_D] > 0 and (not seen or not np.array_equal(seen[-1][0], best)):
+                seen.append((best.astype(np.int16), int(st[ST_BEST_D]), int(st[ST_BEST_SCORE])))
             if st[ST_STATUS] == EXHAUSTED:
                 status = "exhausted"
                 break
@@ -131,8 +138,12 @@ class BestSearch:
                 st[ST_BEST_MISM])
         if nd and bd == nd:
             depth = n
+        near = sorted((b for b in seen if b[1] >= bd - 1 and not np.array_equal(b[0], best)),
+                      key=lambda b: (-b[1], -b[2]))
+        others = tuple((cells, depth if d == bd else int(p.depth[d - 1]), s)
+                       for cells, d, s in near[:OTHER_BOARDS])
         return RestartResult(best.astype(np.int16), depth, sc, mm, nodes,
                              time.perf_counter() - t0, seed, restart, status,
-                             int(st[ST_FULL]), os.getpid())
+                             int(st[ST_FULL]), os.getpid(), others)
 
 

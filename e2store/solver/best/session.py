@@ -9,7 +9,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +42,13 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
                store: str | Path | None = None, seed: int = DEFAULT_SEED,
                restart_nodes: int = DEFAULT_RESTART_NODES, restarts: int | None = None,
                seconds: float | None = None, max_nodes: int | None = None, workers: int = 1,
-               fill: bool = True, kernel: str = "auto", live: bool = False,
-               arm: str | None = None,
+               fill: bool = True, finish: bool = True, kernel: str = "auto",
+               live: bool = False, arm: str | None = None,
                shard: tuple[int, int] | None = None) -> dict[str, Any]:
     """Run a best-score search as `e2store solve --best` does (the options and defaults
     are `best_plan`'s and `run_best`'s) and return its report (`best_report`): every
-    restart's best board (and, with `fill`, that board with its holes filled) saved as the
+    restart's best board (and, with `fill`, that board with its holes filled, and with
+    `finish` too, the best of its boards finished: `finish_restart`) saved as the
     restart ends: appended to the boards file `output`, or written as the restart's part
     of the boards dataset `output` (a directory, a name ending in `/` or without suffix:
     `e2store.solver.boards_dataset`), in its arm `arm` (default "default").  The file, or
@@ -71,18 +72,32 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
             n = instance.width * instance.height
             show = BestProgress(workers, seconds, max_nodes, live=live)
             filled: list[tuple[int, np.ndarray, RestartResult]] = []
+            seen: set[str] = set()  # the keys of the boards finished in this run
+            tally = FinishTally()
 
             def on_result(r: RestartResult, run: BestRun) -> None:
                 cells, rows = [r.board], [restart_row(r, plan.full)]
                 if fill:  # cut short by Ctrl-C: the board as filled so far
                     f = fill_holes(instance, r.board, seconds=FILL_SECONDS,
                                    keep=set(plan.fixed), stop=interrupted.is_set)
-                    cells.append(f.board)
+                    # each row made as its board is: `found` times the fill and finish
+                    got = [("filled", f.board, f.score)]
                     rows.append(restart_row(r, plan.full, "filled", score=f.score,
                                             holes=int((f.board < 0).sum()),
                                             mismatches=plan.full - f.score))
-                    if not filled or f.score > filled[0][0]:
-                        filled[:] = [(f.score, f.board, r)]
+                    if finish:
+                        t = time.perf_counter()
+                        b, sc = finish_restart(instance, plan, r, f.board, seen,
+                                               stop=interrupted.is_set)
+                        tally.add(f.score, sc, time.perf_counter() - t)
+                        got.append(("finished", b, sc))
+                        rows.append(restart_row(r, plan.full, "finished", score=sc,
+                                                holes=int((b < 0).sum()),
+                                                mismatches=plan.full - sc))
+                    cells += [b for _, b, _ in got]
+                    _, b, sc = got[-1]
+                    if not filled or sc > filled[0][0]:
+                        filled[:] = [(sc, b, r)]
                 sink.write(r.restart, make_boards(n, cells, rows))
                 show.restart(r, run, filled[0][0] if filled else None)
 
@@ -97,11 +112,70 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
         if interrupted.is_set():  # Ctrl-C as the run ended, too
             run.ended = "interrupted"
         report = best_report(instance, run, plan, filled[0] if filled else None, sink.path)
+        if finish and fill:
+            report["finish"] = tally.to_dict()
     if sink.arm is not None:
         report.update(boards_dataset=True, arm=sink.arm)
     if shard is not None:
         report["shard"] = list(shard)
     return report
+
+
+class FinishTally:
+    """What a run's finish made of its restarts: how many it finished, raised, the points
+    it added and the seconds it took."""
+
+    def __init__(self) -> None:
+        self.restarts = self.raised = self.gain = 0
+        self.seconds = 0.0
+
+    def add(self, before: int, after: int, seconds: float) -> None:
+        self.restarts += 1
+        self.raised += after > before
+        self.gain += after - before
+        self.seconds += seconds
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"restarts": self.restarts, "raised": self.raised, "gain": self.gain,
+                "seconds": round(self.seconds, 3)}
+
+
+def finish_restart(instance: Instance, plan: BestPlan, r: RestartResult, filled: np.ndarray,
+                   seen: set[str], stop: Callable[[], bool] | None = None,
+                   ) -> tuple[np.ndarray, int]:
+    """The best board a restart's finish makes, and its score: its best board (`filled`:
+    as `fill_holes` filled it) and the other boards it held (`RestartResult.others`, each
+    filled) with their tails re-solved exactly (`grow_tail` over the plan's scan, its fixed
+    cells kept; `FINISH_KS`, `FINISH_NODES`, `FINISH_SECONDS`).  A board whose key
+    (`board_key`) is in `seen`, finished earlier in the run, is not finished again; each
+    board's key, before and after its fill, is added.  Never below `filled`'s score.
+    `stop()` true cuts it short (the best so far)."""
+    from e2store.solver.boards import board_key, score
+
+    from .finish import grow_tail
+    from .schedules import FINISH_KS, FINISH_NODES, FINISH_SECONDS
+
+    w, h = instance.width, instance.height
+    keep = set(plan.fixed)
+    best, top = filled, score(instance, filled).matched
+    for i, (cells, _, _) in enumerate(((r.board, 0, 0), *r.others)):
+        if stop is not None and stop():
+            break
+        key = board_key(cells, w, h)
+        if key in seen:
+            continue
+        seen.add(key)
+        board = filled if i == 0 else fill_holes(instance, cells, seconds=FILL_SECONDS,
+                                                 keep=keep, stop=stop).board
+        key = board_key(board, w, h)
+        if i and key in seen:
+            continue
+        seen.add(key)
+        g = grow_tail(instance, board, plan.order, ks=FINISH_KS, max_nodes=FINISH_NODES,
+                      seconds=FINISH_SECONDS, keep=keep, stop=stop)
+        if g.score > top or (g.score == top and (best < 0).any() and not (g.board < 0).any()):
+            best, top = g.board, g.score
+    return best, top
 
 
 def best_report(instance: Instance, run: BestRun, plan: BestPlan,
