@@ -26,7 +26,8 @@ from e2store.solver.best import (
     solve_best,
 )
 from e2store.solver.best import search as search_module
-from e2store.solver.boards import board_key, half_turn, quarter_turn, read_boards, score
+from e2store.solver.board_keys import board_key, quarter_turn
+from e2store.solver.boards import half_turn, read_boards, score
 
 
 def _instance(w: int = 6, h: int = 6, seed: int = 3) -> Instance:

