@@ -4,7 +4,12 @@ K over the last cells of Blackwood's scan (`grow_tail`).
 
     python benchmarks/finish.py [--shared ../shared] [--clues centre|all|none]
         [--seeds 0 1 2] [--restarts 2] [--restart-nodes 1e8] [--ks 16 24 32]
-        [--max-nodes 2e6] [--seconds 3] [--json OUT]
+        [--max-nodes 2e6] [--seconds 3] [--boards FILE --top N [--source finished]]
+        [--json OUT]
+
+With `--boards FILE` (a run's boards file) no search is run: its top N full boards of
+`--source` (`finished`: what the run's finish made; `filled`: before it) are re-solved
+with the caps given, to ask whether a deeper finish would raise them.
 
 Prints per board: seed, restart, the search's depth and score, the filled score, the
 score after the tail re-solve, the largest K whose search completed (0: none), each K's
@@ -38,6 +43,9 @@ def main() -> None:
     ap.add_argument("--ks", type=int, nargs="+", default=[16, 24, 32])
     ap.add_argument("--max-nodes", type=float, default=2e6, help="node cap per K")
     ap.add_argument("--seconds", type=float, default=3.0, help="time cap per K")
+    ap.add_argument("--boards", type=Path, default=None, help="a run's boards file")
+    ap.add_argument("--top", type=int, default=10, help="with --boards: its best N boards")
+    ap.add_argument("--source", default="finished", choices=("finished", "filled"))
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args()
     path = a.shared / "instances" / "e2_gallicchio.puz"
@@ -60,6 +68,9 @@ def main() -> None:
           f"{'K':>3} {'nodes':>10} {'s':>6}  per K: nodes (+ complete)")
     rows = []
     search_s = 0.0
+    if a.boards is not None:
+        _file_boards(a, inst, order, keep)
+        return
     for seed in a.seeds:
         t0 = time.perf_counter()
         run = run_best(inst, clues=clues, seed=seed, restart_nodes=int(a.restart_nodes),
@@ -91,6 +102,29 @@ def main() -> None:
               f"({sum(r['nodes'] for r in rows):,} nodes) against the search's {search_s:.1f} s")
     if a.json:
         a.json.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+def _file_boards(a, inst, order, keep) -> None:
+    """`--boards`: the file's top boards of `--source` re-solved with the caps given."""
+    import numpy as np
+
+    from e2store.solver.best import grow_tail
+    from e2store.solver.boards import read_boards
+
+    b = read_boards(a.boards, inst)
+    score = np.asarray(b.stats["score"], dtype=np.int64)
+    rows = np.flatnonzero(np.asarray(b.stats["source"], dtype=object) == a.source)
+    rows = rows[np.argsort(-score[rows], kind="stable")][:a.top]
+    raised = 0
+    for i in rows.tolist():
+        g = grow_tail(inst, b.cells[i].astype(np.int64), order, ks=tuple(a.ks),
+                      max_nodes=int(a.max_nodes), seconds=a.seconds, keep=keep)
+        raised += g.score > g.before
+        steps = ", ".join(f"{s.k}: {s.nodes:,}{'+' if s.complete else ''}" for s in g.steps)
+        print(f"{int(b.stats['seed'][i]):>4} {int(b.stats['restart'][i]):>3} "
+              f"{int(b.stats['depth'][i]):>5} {'':>5} {g.before:>6} {g.score:>5} {g.k:>3} "
+              f"{g.nodes:>10,} {g.seconds:>6.2f}  {steps}", flush=True)
+    print(f"# {len(rows)} boards of {a.boards} ({a.source}): raised {raised}")
 
 
 if __name__ == "__main__":

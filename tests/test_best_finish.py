@@ -138,6 +138,8 @@ def test_a_run_keeps_the_finished_board_and_the_report_counts_it(tmp_path):
     part = text.split("## The finish")[1].split("\n## ")[0]
     line = next(x for x in part.splitlines() if x.startswith("| default | 4 |"))
     assert f"| {before.mean():.3f} | {after.mean():.3f} |" in line
+    top = int(after.max())
+    assert f"{top}+: {int((before >= top).sum())} -> {int((after >= top).sum())} |" in line
     off = tmp_path / "off.parquet"
     d = solve_best(inst, off, breaks="30,34,38,40,42,44,46", restarts=4,
                    restart_nodes=20_000, finish=False)

@@ -228,12 +228,16 @@ def campaign_markdown(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarr
     return "\n".join(lines) + "\n"
 
 
+REACH_SHOWN = 3  # the finish's table: restarts reaching each of the top 3 scores
+
+
 def finish_lines(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]],
                  ) -> list[str]:
     """The report's *The finish* (none when no restart was finished): per arm, what the
     finish (a restart's boards filled and their tails re-solved exactly) made of its
     restarts: their filled scores before it and after (`before`, `filled`), the restarts
-    it raised, and its seconds as a share of the restarts' cost."""
+    it raised, those reaching each of the top scores before and after, and its seconds as
+    a share of the restarts' cost."""
     done = {a: np.asarray(r.get("finished", ()), dtype=bool) for a, r in rows.items()}
     if not any(d.any() for d in done.values()):
         return []
@@ -242,21 +246,25 @@ def finish_lines(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]],
              "exactly (docs/solver.md, *The finish*): the filled score before it and after, "
              "over the restarts it finished.", "",
              "| arm | finished | before mean | after mean | gain mean | raised | max gain | "
-             "before max | after max | finish s/restart | share of time |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "before max | after max | reaching, before -> after | finish s/restart | "
+             "share of time |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in rows.items():
         d = done[name]
         if not d.any():
-            lines.append(f"| {name} | 0 | - | - | - | - | - | - | - | - | - |")
+            lines.append(f"| {name} | 0 | - | - | - | - | - | - | - | - | - | - |")
             continue
         before = np.asarray(r["before"], dtype=np.int64)[d]
         after = np.asarray(r["filled"], dtype=np.int64)[d]
         fin = np.asarray(r.get("finish_seconds", np.zeros(len(d))), dtype=np.float64)
         total = float(restart_seconds(r).sum())
         gain = after - before
+        top = int(after.max())
+        reach = ", ".join(f"{t}+: {int((before >= t).sum())} -> {int((after >= t).sum())}"
+                          for t in range(top - REACH_SHOWN + 1, top + 1))
         lines.append(f"| {name} | {int(d.sum())} | {before.mean():.3f} | {after.mean():.3f} | "
                      f"{gain.mean():.3f} | {int((gain > 0).sum())} | {int(gain.max())} | "
-                     f"{int(before.max())} | {int(after.max())} | "
+                     f"{int(before.max())} | {top} | {reach} | "
                      f"{fin[d].mean():.3g} | {fin.sum() / total if total > 0 else 0:.1%} |")
     return lines
 
