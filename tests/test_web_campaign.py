@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -223,3 +224,10 @@ def test_a_boards_file_keeps_its_page(campaign, tmp_path):
         page = client.get("/boards").text
         assert "Boards of a best-score run" in page and "shard-table" not in page
         assert 'id="score-plot"' in page
+
+
+def test_the_web_draws_without_pyplot():
+    """The pages' plots are drawn on figures of their own (`new_figure`), never through
+    pyplot's global state, which the server's worker threads would share (issue 57)."""
+    web = Path(__file__).resolve().parents[1] / "e2store" / "web"
+    assert not [p.name for p in web.glob("*.py") if "pyplot" in p.read_text()]

@@ -62,7 +62,7 @@ class ArmStats:
     filled_median: Estimate
     reach: dict[int, Estimate]  # depth -> fraction of restarts reaching it (Wilson interval)
     search_seconds: float = math.nan  # mean seconds of a restart's search
-    fill_seconds: float = 0.0  # mean seconds of a restart's fill (its holes filled)
+    fill_seconds: float = 0.0  # mean seconds of a restart's fill and finish (after its search)
     search_rate: float = math.nan  # placements per second of search: nodes / search seconds
 
     @property

@@ -191,9 +191,10 @@ def campaign_markdown(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarr
     head = ["arm", "restarts", "s/restart", "search s", "fill s", "restarts/core-h",
             "placements/core-s", "depth mean", "depth median", "filled mean",
             "filled median"] + [f"depth >= {d}" for d in depths]
-    lines += ["A restart's cost is its search and its fill (its holes filled): s/restart is "
-              "their sum, and the rates per core count it (the search's own rate is in "
-              "`solve`'s report).", "",
+    lines += ["A restart's cost is its search and what follows it, its fill (its holes "
+              "filled) and finish (its boards' tails re-solved): s/restart is their sum, and "
+              "the rates per core count it (the search's own rate is in `solve`'s report).",
+              "",
               "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k, (name, r) in enumerate(arms.items()):
         st = arm_stats(r["depth"], r["filled"], r["nodes"], r["seconds"], depths=depths,

@@ -230,15 +230,12 @@ def board_svg(instance: Instance, b, i: int, label: str) -> str:
 
 def _score_plot(st: dict) -> str:
     """Best score so far against the restart (per source), as inline SVG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    from e2store.web.reports import figure_svg
+    from e2store.web.reports import figure_svg, new_figure
 
-    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    fig = new_figure((6.4, 3.2))
+    ax = fig.subplots()
     for src in sorted(set(st["source"].tolist())):
         mask = st["source"] == src
         order = np.argsort(st["restart"][mask], kind="stable")
@@ -252,6 +249,4 @@ def _score_plot(st: dict) -> str:
         axis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    svg = figure_svg(fig)
-    plt.close(fig)
-    return svg
+    return figure_svg(fig)

@@ -349,13 +349,9 @@ def time_plot(st: dict, arms) -> str | None:
     """Best score so far against the time its board was found (hours since the first
     board), a line per arm, as inline SVG (boards of unknown time left out; None when no
     board's time is known: boards files before version 3)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    from e2store.web.reports import figure_svg
+    from e2store.web.reports import figure_svg, new_figure
 
     found = np.asarray(st["found"], dtype=np.float64)
     arms = np.asarray(arms, dtype=str)
@@ -363,7 +359,8 @@ def time_plot(st: dict, arms) -> str | None:
     if not known.any():
         return None
     t0 = found[known].min()
-    fig, ax = plt.subplots(figsize=(8, 3.6))
+    fig = new_figure((8, 3.6))
+    ax = fig.subplots()
     end = float((found[known].max() - t0) / 3600)
     for k, name in enumerate(sorted(set(arms.tolist()))):
         mine = np.flatnonzero(known & (arms == name))
@@ -385,24 +382,19 @@ def time_plot(st: dict, arms) -> str | None:
     ax.legend(loc="lower right", fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    svg = figure_svg(fig)
-    plt.close(fig)
-    return svg
+    return figure_svg(fig)
 
 
 def distribution_plot(rows: dict[str, dict[str, np.ndarray]]) -> str:
     """Per arm, the fraction of its restarts whose deepest depth, and whose filled score,
     reaches at least each value (survival curves, log scale: the upper tail a record hunt
     lives on stays readable however few restarts reach it), as inline SVG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    from e2store.web.reports import figure_svg
+    from e2store.web.reports import figure_svg, new_figure
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    fig = new_figure((10, 3.4))
+    axes = fig.subplots(1, 2)
     for ax, (value, label) in zip(axes, (("depth", "deepest depth"),
                                          ("filled", "filled score")), strict=True):
         for k, (name, r) in enumerate(rows.items()):
@@ -418,9 +410,7 @@ def distribution_plot(rows: dict[str, dict[str, np.ndarray]]) -> str:
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    svg = figure_svg(fig)
-    plt.close(fig)
-    return svg
+    return figure_svg(fig)
 
 
 def _num(x: float) -> float | None:

@@ -49,6 +49,17 @@ def table_json(t: Table) -> dict:
                      for (x, y), row in zip(t.cells, t.values, strict=True)]}
 
 
+def new_figure(size: tuple[float, float]):
+    """A matplotlib figure of `size` inches on its own Agg canvas, not matplotlib's global
+    state, which is not safe in the server's worker threads (each request draws its own)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size)
+    FigureCanvasAgg(fig)
+    return fig
+
+
 def figure_svg(fig) -> str:
     """A matplotlib figure as SVG text (for inline pictures)."""
     buf = io.StringIO()
