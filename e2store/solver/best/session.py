@@ -77,27 +77,28 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
 
             def on_result(r: RestartResult, run: BestRun) -> None:
                 cells, rows = [r.board], [restart_row(r, plan.full)]
+                final: list[tuple[int, np.ndarray, RestartResult]] = []
+
+                def add(source: str, board: np.ndarray, sc: int) -> None:
+                    """A row made as its board is: `found` times the fill and finish."""
+                    cells.append(board)
+                    rows.append(restart_row(r, plan.full, source, score=sc,
+                                            holes=int((board < 0).sum()),
+                                            mismatches=plan.full - sc))
+                    final[:] = [(sc, board, r)]  # the restart's last board: its score
+
                 if fill:  # cut short by Ctrl-C: the board as filled so far
                     f = fill_holes(instance, r.board, seconds=FILL_SECONDS,
                                    keep=set(plan.fixed), stop=interrupted.is_set)
-                    # each row made as its board is: `found` times the fill and finish
-                    got = [("filled", f.board, f.score)]
-                    rows.append(restart_row(r, plan.full, "filled", score=f.score,
-                                            holes=int((f.board < 0).sum()),
-                                            mismatches=plan.full - f.score))
+                    add("filled", f.board, f.score)
                     if finish:
                         t = time.perf_counter()
                         b, sc = finish_restart(instance, plan, r, f.board, seen,
                                                stop=interrupted.is_set)
                         tally.add(f.score, sc, time.perf_counter() - t)
-                        got.append(("finished", b, sc))
-                        rows.append(restart_row(r, plan.full, "finished", score=sc,
-                                                holes=int((b < 0).sum()),
-                                                mismatches=plan.full - sc))
-                    cells += [b for _, b, _ in got]
-                    _, b, sc = got[-1]
-                    if not filled or sc > filled[0][0]:
-                        filled[:] = [(sc, b, r)]
+                        add("finished", b, sc)
+                    if not filled or final[0][0] > filled[0][0]:
+                        filled[:] = final
                 sink.write(r.restart, make_boards(n, cells, rows))
                 show.restart(r, run, filled[0][0] if filled else None)
 
