@@ -16,7 +16,7 @@ instance statistics.
 Rules live in pipeline/rules/; the config schema in schemas/config.schema.yaml.
 """
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("9.0")
 
@@ -24,7 +24,7 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
-validate(config, "schemas/config.schema.yaml")
+include: "pipeline/rules/config.smk"
 
 
 report: "pipeline/report/workflow.rst"

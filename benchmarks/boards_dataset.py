@@ -34,7 +34,7 @@ few holes, their scores recounted): as `solve --best` writes them.
   (as a compaction writes them; each board's URL made up: the length and alphabet of a
   real one, every one different), then in a fresh process each: `read_boards_dataset`
   with the recount, and the campaign report's statistics
-  (`e2store.solver.campaign_rows`, then `e2store.reports.campaign.campaign_markdown`):
+  (`e2store.boards.campaign_rows`, then `e2store.campaign.stats.campaign_markdown`):
   seconds and peak memory (RSS) of each.
 
 Prints one line per figure; `--json OUT` writes them.  About a minute and a half with the
@@ -60,18 +60,7 @@ from _host import cpu_model
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from e2store.instance.generate import generate_instance  # noqa: E402
-from e2store.instance.url import board_url  # noqa: E402
-from e2store.query.tables import TablesHandle  # noqa: E402
-from e2store.solver.boards import (  # noqa: E402
-    Boards,
-    boards_table,
-    inner_joins,
-    make_boards,
-    recount,
-    rows_digest,
-)
-from e2store.solver.boards_dataset import (  # noqa: E402
+from e2store.boards.dataset import (  # noqa: E402
     COMPACT_RESTARTS,
     compact_boards_dataset,
     compact_name,
@@ -79,6 +68,17 @@ from e2store.solver.boards_dataset import (  # noqa: E402
     read_boards_dataset,
     write_part,
 )
+from e2store.boards.table import (  # noqa: E402
+    Boards,
+    boards_table,
+    inner_joins,
+    make_boards,
+    recount,
+    rows_digest,
+)
+from e2store.instance.generate import generate_instance  # noqa: E402
+from e2store.instance.url import board_url  # noqa: E402
+from e2store.query.tables import TablesHandle  # noqa: E402
 
 QUERIES = {
     "best board per arm": "SELECT arm, arg_max(url, (score, -found)) AS url, max(score) AS "
@@ -317,8 +317,8 @@ def write_compacted(size: int, root: Path, arm: str, seed: int, first: int, coun
     """A compacted file of `count` restarts from `first` (two boards each, as a run with
     fill writes them: random placements, `holes` of the best board's cells free, the
     filled board none), written as a compaction writes it; returns its bytes."""
+    from e2store.boards.table import boards_table
     from e2store.files import write_table
-    from e2store.solver.boards import boards_table
 
     inst = generate_instance(size, size, 4, 8, 0)
     n, k = size * size, 2 * count
@@ -363,8 +363,8 @@ def _measure(kind: str, root: str, size: int) -> tuple[float, int, int, float]:
     it (`report`)."""
     import resource
 
-    from e2store.reports import campaign_markdown
-    from e2store.solver import campaign_rows
+    from e2store.boards import campaign_rows
+    from e2store.campaign import campaign_markdown
 
     inst = generate_instance(size, size, 4, 8, 0)
     t = time.perf_counter()

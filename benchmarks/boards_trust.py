@@ -31,13 +31,13 @@ from pathlib import Path
 import numpy as np
 from _host import cpu_model
 
+from e2store.boards.table import read_boards, write_boards
 from e2store.errors import DamagedDataError, DamagedStoreError, SolverError
 from e2store.instance.e2sfile import write_e2store
 from e2store.instance.generate import generate_instance
-from e2store.solver.boards import read_boards, write_boards
 
 ENV = {**os.environ, "E2STORE_PROGRESS_INTERVAL": "60"}
-BEST = ["--best", "--breaks", "20,24,28", "--restart-nodes", "300", "--no-fill"]
+BEST = ["--breaks", "20,24,28", "--restart-nodes", "300", "--no-fill"]
 
 
 def e2store(*args: str, **kw) -> subprocess.CompletedProcess:
@@ -103,7 +103,7 @@ def writer_pairs(piece_file: Path, d: Path, pairs: int) -> dict:
            "duplicates": 0}
     for i in range(pairs):
         path = d / f"pair{i}.parquet"
-        procs = [subprocess.Popen([sys.executable, "-m", "e2store", "solve", str(piece_file),
+        procs = [subprocess.Popen([sys.executable, "-m", "e2store", "best", str(piece_file),
                                    *BEST, "--minutes", "0.1", "--seed", str(s), "-o",
                                    str(path), "--json"], env=ENV, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True) for s in (7, 8)]
@@ -126,7 +126,7 @@ def writer_pairs(piece_file: Path, d: Path, pairs: int) -> dict:
 
 def kills(piece_file: Path, d: Path, n: int, rng) -> dict:
     path = d / "killed.parquet"
-    args = [sys.executable, "-m", "e2store", "solve", str(piece_file), *BEST, "--seed", "5",
+    args = [sys.executable, "-m", "e2store", "best", str(piece_file), *BEST, "--seed", "5",
             "-o", str(path)]
     out = {"kills": n, "temp_files_after_rerun": 0}
     for _ in range(n):
@@ -163,7 +163,7 @@ def main() -> int:
         inst = generate_instance(6, 6, 3, 5, seed=4)
         piece_file = d / "g6.e2s"
         write_e2store(inst, piece_file)
-        r = e2store("solve", str(piece_file), *BEST[:-1], "--restarts", "40", "-o",
+        r = e2store("best", str(piece_file), *BEST[:-1], "--restarts", "40", "-o",
                     str(d / "run.parquet"))
         assert r.returncode == 0, r.stderr
         for suffix in (".parquet", ".arrow"):

@@ -56,7 +56,7 @@ def _run(cmd: list[str], cwd: Path | None = None) -> tuple[float, str]:
 
 def bare(work: Path, a: argparse.Namespace) -> dict:
     """The bare run: one command, S workers, a boards file."""
-    cmd = ["e2store", "solve", str(a.instance), "--best", "--restarts", str(a.restarts),
+    cmd = ["e2store", "best", str(a.instance), "--restarts", str(a.restarts),
            "--restart-nodes", str(a.restart_nodes), "--workers", str(a.shards), "--seed", "0",
            "-o", str(work / "bare.parquet"), "--json"]
     if a.clues:

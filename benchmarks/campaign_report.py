@@ -1,4 +1,4 @@
-"""A campaign report (e2store.reports.campaign_report) over synthetic restarts: time and memory.
+"""A campaign report (e2store.campaign.campaign_report) over synthetic restarts: time and memory.
 
     python benchmarks/campaign_report.py
     python benchmarks/campaign_report.py --sizes 10000 1000000 --arms 4 --resamples 2000
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from _host import cpu_model
 
-from e2store.reports import campaign_report
+from e2store.campaign import campaign_report
 
 
 def synthetic(restarts: int, arms: int, seed: int = 0) -> dict[str, dict[str, np.ndarray]]:

@@ -108,8 +108,8 @@ def _file_boards(a, inst, order, keep) -> None:
     """`--boards`: the file's top boards of `--source` re-solved with the caps given."""
     import numpy as np
 
+    from e2store.boards.table import read_boards
     from e2store.solver.best import grow_tail
-    from e2store.solver.boards import read_boards
 
     b = read_boards(a.boards, inst)
     score = np.asarray(b.stats["score"], dtype=np.int64)

@@ -1,4 +1,4 @@
-"""The tail rule (e2store.reports.tail) calibrated on the published ladders and e2store's hours.
+"""The tail rule (e2store.campaign.tail) calibrated on the published ladders and e2store's hours.
 
     python benchmarks/tail_calibration.py
     python benchmarks/tail_calibration.py --draws 50 --seeds 0 1 2
@@ -20,7 +20,7 @@ import argparse
 
 import numpy as np
 
-from e2store.reports import LADDERS, REACH, WALL, calibrate
+from e2store.campaign import LADDERS, REACH, WALL, calibrate
 
 RULES = {
     "e2store's": {},

@@ -118,6 +118,14 @@ def exclusive_writer(path: str | Path, what: str = "file") -> Iterator[None]:
         yield
 
 
+def lock_holder(lock: str | Path) -> tuple[int, str] | None:
+    """(pid, host) an `exclusive_writer` lock file names, None when it names none (being
+    written, or not one); OSError when it is gone (its writer ended)."""
+    text = Path(lock).read_text(errors="replace")[:200].strip()
+    pid, _, host = text.removeprefix("pid ").partition(" on ")
+    return (int(pid), host) if text.startswith("pid ") and pid.isdigit() and host else None
+
+
 def pid_alive(pid: int) -> bool:
     """Whether a process `pid` runs on this host (True when unsure: keep its files)."""
     try:

@@ -1,5 +1,5 @@
 """Pure-Python twins of the best-score search and of the score (no numpy in the hot parts,
-no code shared with e2store.solver.best or e2store.solver.boards).
+no code shared with e2store.solver.best or e2store.boards.table).
 
 * `naive_score`: every join of a board counted one by one.
 * `twin_search`: the kernel `e2store.solver.best._kernels.best_search` rewritten as a

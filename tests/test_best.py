@@ -13,11 +13,11 @@ import pytest
 from helpers import random_instance
 from naive_best import brute_best, naive_score, twin_search, unsolvable_pieces
 
+from e2store.boards.table import board_cells, frame_colours, score
 from e2store.errors import SolverError
 from e2store.instance import read_instance
 from e2store.instance.model import Instance
 from e2store.solver import best as B
-from e2store.solver.boards import board_cells, frame_colours, score
 
 
 def random_board(inst: Instance, rng: random.Random, holes: float) -> np.ndarray:

@@ -22,12 +22,13 @@ from naive import random_board_pieces
 from naive_best import unsolvable_pieces
 from test_pipeline import REPO, _benchmark_file, _command, _env, _instance, _snakemake
 
+from e2store.boards.dataset import dataset_parts, read_boards_dataset
+from e2store.campaign import Campaign, check_config_file
 from e2store.errors import SolverError
 from e2store.instance.e2sfile import write_e2store
 from e2store.instance.formats import read_instance
 from e2store.instance.model import Instance
-from e2store.solver.best import check_arms, check_budget, check_unique_keys, solve_best
-from e2store.solver.boards_dataset import dataset_parts, read_boards_dataset
+from e2store.solver.best import solve_best
 
 FAST = {"kernel": "generic", "breaks": "20,24,28,30,32"}
 ARMS = {"a": dict(FAST), "b": {**FAST, "quota": "none", "no-fill": True}}
@@ -91,6 +92,17 @@ def test_the_campaign_runs_every_arm_seed_and_shard_once(tmp_path):
                           "s3-shard-1-of-2.json").read_text())
     assert receipt["restarts"] == 2 and receipt["shard"] == [1, 2]
     assert "--shard 1/2 --arm b" in receipt["command"] and "--no-fill" in receipt["command"]
+    # the campaign file the jobs ran from, and what `campaign status` and `report` say
+    camp = work / "res" / "best" / "campaign.json"
+    c = Campaign.from_file(camp)
+    assert set(c.arms) == {"a", "b"} and not c.arms["b"].fill and c.restarts == 2
+    st = _e2store(work, "campaign", "status", camp, "--json")
+    assert [(j["arm"], j["shard"], j["state"], j["restarts"]) for j in st["jobs"]] == [
+        (a, [k, 2], "done", 2) for a in ("a", "b") for k in (0, 1)]
+    rep = _e2store(work, "campaign", "report", camp, "-o", work / "again.md", "--json")
+    assert [a["restarts"] for a in rep["arms"]] == [4, 4]
+    assert (work / "again.md").read_text() == (work / "res" / "best" / "report.md"
+                                                ).read_text().replace("report-", "again-")
     inst = read_instance(work / "u.e2s")
     got = read_boards_dataset(boards, inst)
     for arm, kw in (("a", {}), ("b", {"quota": "none", "fill": False})):
@@ -125,10 +137,21 @@ def test_the_campaign_runs_every_arm_seed_and_shard_once(tmp_path):
 @pytest.mark.parametrize("best, says", [
     ({**BEST, "arms": {"a": {"frist": 1}}}, "best.arms.a: option 'frist': unknown"),
     ({**BEST, "arms": {"a": {"seed": 1}}}, "best.arms.a: option 'seed' is the campaign's"),
-    ({**BEST, "arms": {"a": {"order": "sideways"}}}, "best.arms.a: option 'order'"),
+    ({**BEST, "arms": {"a": {"order": "sideways"}}}, "best.arms.a: piece order 'sideways'"),
     ({**BEST, "arms": {"a": {"no-fill": "yes"}}}, "a flag takes true or false"),
     ({k: v for k, v in BEST.items() if k != "restarts"}, "give a budget per shard job"),
     ({**BEST, "minutes": 1}, "(not both)"),
+    # issue 57: every value checked before any job, not by the jobs failing
+    ({**BEST, "arms": {"a": {"breaks": "1,2,x"}}}, "best.arms.a: "),
+    ({**BEST, "arms": {"a": {"scan": "bogus"}}}, "best.arms.a: unknown scan order 'bogus'"),
+    ({**BEST, "arms": {"a": {"fixed": "/etc/passwd"}}}, "best.arms.a: "),
+    ({**BEST, "arms": {"a": {"kernel": "turbo"}}}, "best.arms.a: kernel 'turbo'"),
+    ({**BEST, "restart_nodes": 1.0e+30}, "best.restart_nodes"),
+    ({**BEST, "restarts": 10**30}, "best.restarts"),
+    ({**{k: v for k, v in BEST.items() if k != "restarts"}, "minutes": float("nan")},
+     "best.minutes"),
+    ({**{k: v for k, v in BEST.items() if k != "restarts"}, "minutes": float("inf")},
+     "best.minutes"),
 ])
 def test_bad_configs_are_refused_in_one_line(tmp_path, best, says):
     work = _work(tmp_path / "w", best)
@@ -140,9 +163,17 @@ def test_bad_configs_are_refused_in_one_line(tmp_path, best, says):
     assert not (work / "res").exists()
 
 
+def _e2store(work: Path, *args) -> dict:
+    """`e2store ARGS --json` run in `work`, its JSON."""
+    proc = subprocess.run(["e2store", *map(str, args)], cwd=work, capture_output=True,
+                          text=True, env=_env(), timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout)
+
+
 def read_boards_scores(paths, inst) -> list[int]:
-    from e2store.solver import read_saved_board
-    from e2store.solver.boards import score
+    from e2store.boards import read_saved_board
+    from e2store.boards.table import score
 
     return sorted((score(inst, read_saved_board(p, inst)).matched for p in paths),
                   reverse=True)
@@ -151,14 +182,20 @@ def read_boards_scores(paths, inst) -> list[int]:
 def test_the_instance_is_a_name_of_the_config_or_a_piece_file(tmp_path):
     """best.instance names a configured instance (its piece file read in place) or is a
     path; anything else is one line, nothing run."""
-    work = _work(tmp_path / "w", {**BEST, "instance": "b4"})
+    work = _work(tmp_path / "w", {**BEST, "instance": "b4"})  # its arms' breaks: 6x6's
+    proc = _snakemake(work, None, "best", "-n", "--configfile", str(work / "cfg.yaml"))
+    assert proc.returncode != 0 and "config: best.arms.a: break schedule '20,24,28,30,32'" \
+        in proc.stdout + proc.stderr  # checked on the instance before any job
+    work = _work(tmp_path / "w", {**BEST, "instance": "b4",
+                                  "arms": {"a": {"breaks": "4,6,8", "kernel": "generic"}}})
     proc = _snakemake(work, None, "best", "-n", "--configfile", str(work / "cfg.yaml"))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert re.search(r"input: pieces_4x4\.txt\n", proc.stdout + proc.stderr), proc.stdout
+    assert re.search(r"input: res/best/campaign\.json, pieces_4x4\.txt\n",
+                     proc.stdout + proc.stderr), proc.stdout
     work = _work(tmp_path / "t", {**BEST, "targets": [40, 41], "depths": [30]})
     proc = _snakemake(work, None, "best", "-n", "-p", "--configfile", str(work / "cfg.yaml"))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "-o res/best/report.md --depths 30 --targets 40,41" in proc.stdout
+    assert "e2store campaign report res/best/campaign.json -o res/best/report.md" in proc.stdout
     work = _work(tmp_path / "x", {**BEST, "instance": "nowhere"})
     proc = _snakemake(work, None, "best", "-n", "--configfile", str(work / "cfg.yaml"))
     out = proc.stdout + proc.stderr
@@ -173,17 +210,67 @@ def test_two_arms_of_one_name_are_refused(tmp_path):
     proc = _snakemake(work, None, "best", "-n", "--configfile", str(work / "cfg.yaml"))
     assert proc.returncode != 0 and "key 'a' given twice" in proc.stdout + proc.stderr
     with pytest.raises(SolverError, match=r"line \d+: key 'a' given twice"):
-        check_unique_keys(work / "cfg.yaml")
+        check_config_file(work / "cfg.yaml")
 
 
-def test_the_helpers():
-    from e2store.cli.solve import solve_cmd
-
-    assert check_arms({"x": None, "y": {"quota": "none", "no-fill": False}}, solve_cmd) == {
-        "x": [], "y": ["--quota", "none"]}
-    assert check_budget({"minutes": 1.5}) == ("--minutes", "1.5")
+def test_the_campaign_object():
+    """A `best:` section as one checked `Campaign`: arms as the library's options, the
+    jobs, the budget, a round trip through its file; values refused in one line."""
+    c = Campaign.from_mapping({**BEST, "arms": {"x": None, "y": {"quota": "none",
+                                                                  "no-fill": False}}},
+                              instance="u.e2s", boards="res/best/boards/")
+    assert c.arms["x"].quota == "auto" and c.arms["y"].quota == "none" and c.arms["y"].fill
+    assert c.arms["x"].restart_nodes == 5000  # the campaign's, in every arm
+    assert c.jobs() == [(a, 3, (k, 2)) for a in ("x", "y") for k in (0, 1)]
+    assert c.budget() == ("--restarts", "2")
+    m = Campaign.from_mapping({**BEST, "restarts": None, "minutes": 1.5}, instance="u",
+                              boards="b/")
+    assert m.budget() == ("--minutes", "1.5")
+    for bad, says in ((float("nan"), "minutes"), (float("inf"), "minutes"), (0, "minutes"),
+                      (True, "minutes")):
+        with pytest.raises(SolverError, match=says):
+            Campaign.from_mapping({**BEST, "restarts": None, "minutes": bad}, instance="u",
+                                  boards="b/")
     with pytest.raises(SolverError, match="arm"):
-        check_arms({"../x": {}}, solve_cmd)
+        Campaign.from_mapping({**BEST, "arms": {"../x": {}}}, instance="u", boards="b/")
+    with pytest.raises(SolverError, match="seeds"):
+        Campaign.from_mapping({**BEST, "seeds": [1, 1]}, instance="u", boards="b/")
+
+
+def test_the_campaign_file_round_trips(tmp_path):
+    c = Campaign.from_mapping({**BEST, "depths": [30], "targets": [40, 41]},
+                              instance="u.e2s", boards="res/best/boards/")
+    c.write(tmp_path / "c.json")
+    assert Campaign.from_file(tmp_path / "c.json") == c
+    (tmp_path / "bad.json").write_text('{"format": "e2store-campaign", "version": 9}')
+    with pytest.raises(SolverError, match="not a campaign file"):
+        Campaign.from_file(tmp_path / "bad.json")
+
+
+def test_a_yaml_alias_bomb_and_a_schema_error_are_one_line(tmp_path):
+    """Aliases that expand without end are refused before any validation walks them (in
+    milliseconds, not 120 s); a schema error is one line naming the key."""
+    import time as _time
+
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{n}: &{n} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+        for p, n in zip("abcdefgh", "bcdefghi", strict=True))  # 10^9 values expanded
+    text = bomb + yaml.safe_dump({k: v for k, v in CFG.items() if k != "best"}) + (
+        "best:\n  instance: u.e2s\n  restarts: 1\n  arms: {a: {}}\n  depths: *i\n")
+    work = _work(tmp_path / "w", text=text)
+    t0 = _time.monotonic()
+    with pytest.raises(SolverError, match="aliases expand to over"):
+        check_config_file(work / "cfg.yaml")
+    assert _time.monotonic() - t0 < 30
+    proc = _snakemake(work, None, "best", "-n", "--configfile", str(work / "cfg.yaml"))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "aliases expand to over" in out, out[-2000:]
+    work = _work(tmp_path / "s", {**BEST, "saved": "many"})
+    proc = _snakemake(work, None, "best", "-n", "--configfile", str(work / "cfg.yaml"))
+    out = proc.stdout + proc.stderr
+    lines = [line for line in out.splitlines() if "config: " in line]
+    assert proc.returncode != 0 and len(lines) == 1 and "best.saved" in lines[0], out[-2000:]
+    assert len(lines[0]) < 300
 
 
 @pytest.mark.parametrize("name, jobs", [("best-e2.yaml", 8), ("best-e2-five.yaml", 6)])

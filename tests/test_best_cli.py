@@ -18,12 +18,12 @@ from click.testing import CliRunner
 from helpers import random_instance
 from naive_best import naive_score, unsolvable_pieces
 
+from e2store.boards.table import read_boards
 from e2store.cli import main
 from e2store.instance.e2sfile import write_e2store
 from e2store.instance.model import Instance
 from e2store.instance.url import board_url
 from e2store.solver.best import SCHEDULES
-from e2store.solver.boards import read_boards
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "instances"
 
@@ -70,14 +70,14 @@ def test_score_of_a_board_file_and_its_url(tmp_path):
     (["--clues", "corner"], "--clues: clue set 'corner': unknown"),
     (["--clues", "centre"], "not that set"),
     (["--seed", "pieces.txt"], "the old `--seed FILE` was removed"),
-    (["--first"], "--best takes no --first"),
+    (["--first"], "No such option '--first'"),
     (["--order", "store"], "--store: the store's piece order and colour quota read a "
                            "corolle store: none given"),
     (["--quota", "purple"], "--quota: colour quota 'purple': expected none, blackwood"),
 ])
 def test_bad_best_input_is_one_line(unsolvable, args, message, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    r = run("solve", unsolvable, "--best", "--restarts", 1, *args)
+    r = run("best", unsolvable, "--restarts", 1, *args)
     assert r.exit_code == 2, r.output
     assert message in r.output and "Traceback" not in r.output
     assert not Path("best-boards.parquet").exists()
@@ -97,7 +97,7 @@ def test_board_file_with_a_piece_twice(unsolvable, tmp_path):
 
 def test_best_run_writes_boards_and_a_rerun_adds(unsolvable, tmp_path):
     out = tmp_path / "b.parquet"
-    args = ["solve", unsolvable, "--best", "--breaks", "20,24,28,30,32", "--restarts", 3,
+    args = ["best", unsolvable, "--breaks", "20,24,28,30,32", "--restarts", 3,
             "--restart-nodes", 20000, "-o", out, "--json"]
     r = run(*args)
     assert r.exit_code == 0, r.output
@@ -126,7 +126,7 @@ def test_workers_reproduce_one_process(unsolvable, tmp_path):
     boards = {}
     for w in (1, 2):
         out = tmp_path / f"w{w}.parquet"
-        r = run("solve", unsolvable, "--best", "--breaks", "20,24,28", "--restarts", 4,
+        r = run("best", unsolvable, "--breaks", "20,24,28", "--restarts", 4,
                 "--restart-nodes", 5000, "--seed", 9, "--workers", w, "-o", out, "--no-fill",
                 "--json")
         assert r.exit_code == 0, r.output
@@ -139,7 +139,7 @@ def test_workers_reproduce_one_process(unsolvable, tmp_path):
 @pytest.mark.skipif(not (SHARED / "e2_gallicchio.puz").exists(), reason="needs ../shared")
 def test_eternity_ii_clues_are_placed(tmp_path):
     out = tmp_path / "e2.parquet"
-    r = run("solve", SHARED / "e2_gallicchio.puz", "--best", "--clues", "all", "--scan",
+    r = run("best", SHARED / "e2_gallicchio.puz", "--clues", "all", "--scan",
             "blackwood", "--restarts", 1, "--restart-nodes", 2000, "-o", out, "--no-fill",
             "--json")
     assert r.exit_code == 0, r.output
@@ -157,7 +157,7 @@ def test_ctrl_c_keeps_what_was_found(tmp_path):
     write_e2store(Instance("big", 12, 12, unsolvable_pieces(12, 12, 1, 4, 9)), path)
     out = tmp_path / "b.parquet"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    p = subprocess.Popen([sys.executable, "-m", "e2store", "solve", str(path), "--best",
+    p = subprocess.Popen([sys.executable, "-m", "e2store", "best", str(path),
                           "--breaks", "100,110,120", "-o", str(out), "--no-fill", "--json"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
     time.sleep(8)  # compiles the kernel, then searches its first restart of 1e9 nodes
@@ -172,7 +172,7 @@ def test_ctrl_c_keeps_what_was_found(tmp_path):
 def test_store_arms_from_the_command_line(unsolvable, tmp_path):
     """--order store and --quota store read (and first build) the store's hamming-1
     cartesian partitions."""
-    r = run("solve", unsolvable, "--best", "--store", tmp_path / "s", "--order", "store",
+    r = run("best", unsolvable, "--store", tmp_path / "s", "--order", "store",
             "--quota", "store", "--breaks", "20,24", "--restarts", 1, "--restart-nodes",
             3000, "-o", tmp_path / "b.parquet", "--no-fill", "--json")
     assert r.exit_code == 0, r.output
@@ -183,7 +183,7 @@ def test_store_arms_from_the_command_line(unsolvable, tmp_path):
 
 def test_render_marks_the_mismatched_joins(unsolvable, tmp_path):
     out = tmp_path / "b.parquet"
-    assert run("solve", unsolvable, "--best", "--breaks", "10,14,18,22,26", "--restarts", 1,
+    assert run("best", unsolvable, "--breaks", "10,14,18,22,26", "--restarts", 1,
                "--restart-nodes", 3000, "-o", out, "--no-fill").exit_code == 0
     svg = tmp_path / "b.svg"
     r = run("render", "board", unsolvable, "--board", out, "-o", svg)
@@ -206,7 +206,7 @@ def test_serve_shows_a_boards_file(unsolvable, tmp_path):
 
     store = tmp_path / "s"
     out = tmp_path / "b.parquet"
-    r = run("solve", unsolvable, "--best", "--store", store, "--order", "store", "--breaks",
+    r = run("best", unsolvable, "--store", store, "--order", "store", "--breaks",
             "20,24,28", "--restarts", 3, "--restart-nodes", 3000, "-o", out, "--json")
     assert r.exit_code == 0, r.output
     with TestClient(create_app(store, boards=out)) as client:
@@ -219,3 +219,22 @@ def test_serve_shows_a_boards_file(unsolvable, tmp_path):
         assert "best so far" in page.text
     with TestClient(create_app(store)) as client:
         assert client.get("/api/boards").status_code == 404
+
+
+def test_best_is_the_command_and_solve_best_its_old_spelling(unsolvable, tmp_path):
+    """`e2store best` (issue 57) runs what `solve --best` ran; the old spelling still runs,
+    with a note on stderr (never on stdout: its --json stays one object)."""
+    args = ["--breaks", "20,24,28", "--restarts", 2, "--restart-nodes", 3000, "--no-fill",
+            "--json"]
+    new = run("best", unsolvable, *args, "-o", tmp_path / "new.parquet")
+    old = run("solve", unsolvable, "--best", *args, "-o", tmp_path / "old.parquet")
+    assert new.exit_code == old.exit_code == 0, new.output + old.output
+    assert "old spelling" in old.stderr and "use `e2store best" in old.stderr
+    assert not new.stderr.strip() or "old spelling" not in new.stderr
+    a, b = json.loads(new.stdout), json.loads(old.stdout)
+    assert a["best"] == b["best"] and a["restarts"] == b["restarts"] == 2
+    assert read_boards(tmp_path / "new.parquet").cells.tolist() == read_boards(
+        tmp_path / "old.parquet").cells.tolist()
+    r = run("best", unsolvable, "--first")
+    assert r.exit_code == 2 and "No such option '--first'" in r.output
+    assert "--first" not in run("best", "--help").output

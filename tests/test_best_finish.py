@@ -13,9 +13,12 @@ import numpy as np
 import pytest
 from naive_best import naive_score, unsolvable_pieces
 
+from e2store.boards import restart_arrays
+from e2store.boards.keys import board_key, half_turn, quarter_turn
+from e2store.boards.table import read_boards, score
+from e2store.campaign.analysis import finish_summary
+from e2store.campaign.report import campaign_markdown, finish_lines
 from e2store.instance.model import Instance
-from e2store.reports.campaign_text import campaign_markdown, finish_lines
-from e2store.solver import restart_arrays
 from e2store.solver.best import (
     BestSearch,
     RestartResult,
@@ -26,8 +29,6 @@ from e2store.solver.best import (
     solve_best,
 )
 from e2store.solver.best import search as search_module
-from e2store.solver.board_keys import board_key, quarter_turn
-from e2store.solver.boards import half_turn, read_boards, score
 
 
 def _instance(w: int = 6, h: int = 6, seed: int = 3) -> Instance:
@@ -147,7 +148,8 @@ def test_a_run_keeps_the_finished_board_and_the_report_counts_it(tmp_path):
     b = read_boards(off)
     assert list(b.stats["source"]) == ["best", "filled"] * 4
     rows = restart_arrays(b)["default"]
-    assert not rows["finished"].any() and finish_lines({"default": rows}) == []
+    assert not rows["finished"].any() and finish_summary(rows) is None
+    assert finish_lines({"default": finish_summary(rows)}) == []
 
 
 def test_the_riotte_schedule_allows_mismatches_in_the_last_96_cells_only():

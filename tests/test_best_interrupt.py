@@ -24,10 +24,10 @@ import numpy as np
 import pytest
 from naive_best import unsolvable_pieces
 
+from e2store.boards.table import read_boards
 from e2store.instance.e2sfile import write_e2store
 from e2store.instance.model import Instance
 from e2store.solver.best import BestProgress, BestRun, RestartResult, fill_holes, run_best
-from e2store.solver.boards import read_boards
 
 WAIT = 300  # seconds: a slow, busy machine still gets there
 
@@ -104,7 +104,7 @@ def test_ctrl_c_during_the_compile_of_a_cold_run(board7, tmp_path):
     kernels, out, status = Path(env["E2STORE_KERNEL_DIR"]), tmp_path / "b.parquet", \
         tmp_path / "s.json"
     code, stdout, err = _ctrl_c(
-        ["solve", str(board7), "--best", "--restart-nodes", "1000000000", "-o", str(out),
+        ["best", str(board7), "--restart-nodes", "1000000000", "-o", str(out),
          "--json", "--status", str(status)], env, lambda: any(kernels.glob("*.py")))
     d = _check(code, stdout, err, out)
     assert d is not None and d["restarts"] <= 1  # at most the one running, stopped
@@ -116,7 +116,7 @@ def test_ctrl_c_keeps_the_restarts_of_workers(board7, tmp_path):
     print nothing, the restarts that ended (and those stopped) are in the file."""
     out = tmp_path / "b.parquet"
     code, stdout, err = _ctrl_c(
-        ["solve", str(board7), "--best", "--restart-nodes", "30000000", "--workers", "2",
+        ["best", str(board7), "--restart-nodes", "30000000", "--workers", "2",
          "-o", str(out), "--json"], _cold_env(tmp_path), out.exists)
     d = _check(code, stdout, err, out)
     assert d is not None and d["restarts"] >= 1 and d["workers"] == 2
@@ -151,7 +151,7 @@ def test_ctrl_c_at_any_moment_of_a_cold_run(board7, tmp_path, workers):
         case.mkdir()
         out = case / "b.parquet"
         code, stdout, err = _ctrl_c(
-            ["solve", str(board7), "--best", "--restart-nodes", "30000000", "--workers",
+            ["best", str(board7), "--restart-nodes", "30000000", "--workers",
              str(workers), "-o", str(out), "--json"], _cold_env(case), delay)
         _check(code, stdout, err, out)
 
@@ -162,7 +162,7 @@ def test_ctrl_c_in_eternity_ii_cold(shared_instances, tmp_path):
     kernel compiling) used to be lost (the run went on to its end, exit 0)."""
     out = tmp_path / "b.parquet"
     code, stdout, err = _ctrl_c(
-        ["solve", str(shared_instances / "e2_gallicchio.puz"), "--best", "--clues", "centre",
+        ["best", str(shared_instances / "e2_gallicchio.puz"), "--clues", "centre",
          "--restarts", "2", "-o", str(out), "--json"], _cold_env(tmp_path), 4.0)
     _check(code, stdout, err, out)
 

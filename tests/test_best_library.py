@@ -35,7 +35,7 @@ def _cli_plan(monkeypatch, *args) -> tuple[B.BestPlan, dict]:
         return seen[-1]
 
     monkeypatch.setattr(session, "best_plan", spy)
-    r = CliRunner().invoke(main, ["solve", *map(str, args), "--best", "--json"])
+    r = CliRunner().invoke(main, ["best", *map(str, args), "--json"])
     assert r.exit_code == 0, r.output
     assert len(seen) == 1
     return seen[0], json.loads(r.output.strip().splitlines()[-1])

@@ -20,25 +20,26 @@ from naive_best import unsolvable_pieces
 from test_best_campaign import BEST, FAST, _no_perfect_board, _work
 from test_pipeline import _command, _env, _snakemake
 
-from e2store.instance.e2sfile import write_e2store
-from e2store.instance.formats import read_instance
-from e2store.instance.model import Instance
-from e2store.processes import descendants, process_argv, process_start, run_watched
-from e2store.solver.best import (
+from e2store.boards.dataset import (
+    compact_boards_dataset,
+    dataset_parts,
+    read_boards_dataset,
+)
+from e2store.boards.restarts import restart_arrays
+from e2store.campaign import (
+    Campaign,
     cost_totals,
     is_shard_argv,
     run_shard,
     shard_command,
     shard_costs,
     shard_done,
-    solve_best,
 )
-from e2store.solver.board_sources import restart_arrays
-from e2store.solver.boards_dataset import (
-    compact_boards_dataset,
-    dataset_parts,
-    read_boards_dataset,
-)
+from e2store.instance.e2sfile import write_e2store
+from e2store.instance.formats import read_instance
+from e2store.instance.model import Instance
+from e2store.processes import descendants, process_argv, process_start, run_watched
+from e2store.solver.best import solve_best
 
 RUN = {"breaks": "20,24,28,30,32", "restart_nodes": 5000, "kernel": "generic"}
 KEYS = ("restarts", "nodes", "search_seconds", "fill_seconds", "seconds")
@@ -95,9 +96,11 @@ def test_a_shard_jobs_receipt_and_log_and_a_rerun_that_runs_nothing(tmp_path, mo
     boards, shard = str(tmp_path / "ds") + "/", (1, 2)
     solve_best(inst, boards, restarts=1, seed=4, arm="a", shard=shard, **RUN)  # restart 1
     done = shard_done(boards, "a", 4, shard)
-    cmd = shard_command(str(tmp_path / "u.e2s"), "a", ["--breaks", RUN["breaks"], "--kernel",
-                                                       "generic"], 4, shard, boards,
-                        ("--restarts", "2"), restart_nodes=5000)
+    c = Campaign.from_mapping({"arms": {"a": {"breaks": RUN["breaks"], "kernel": "generic"}},
+                               "seeds": [4], "shards": 2, "restarts": 3,
+                               "restart_nodes": 5000},
+                              instance=str(tmp_path / "u.e2s"), boards=boards)
+    cmd = shard_command(c, "a", 4, shard, ("--restarts", "2"))
     monkeypatch.setenv("PATH", _env()["PATH"])  # this venv's `e2store` first
     doc = run_shard(cmd, boards, "a", 4, shard, receipt=tmp_path / "r.json",
                     log=tmp_path / "r.log", done=done)
@@ -176,9 +179,11 @@ def test_the_command_ends_when_the_process_running_it_is_killed(tmp_path):
 
 
 def test_a_shard_command_line_is_known():
-    cmd = shard_command("u.e2s", "a", [], 3, (1, 2), "res/best/boards/", ("--restarts", "4"))
+    c = Campaign.from_mapping({"arms": {"a": {}}, "seeds": [3], "shards": 2, "restarts": 4},
+                              instance="u.e2s", boards="res/best/boards/")
+    cmd = shard_command(c, "a", 3, (1, 2), ("--restarts", "4"))
     assert is_shard_argv(["/venv/bin/python3", "/venv/bin/e2store", *cmd[1:]])
-    assert not is_shard_argv(["/venv/bin/e2store", "solve", "u.e2s", "--best", "--json"])
+    assert not is_shard_argv(["/venv/bin/e2store", "best", "u.e2s", "--json"])
     assert not is_shard_argv(["python", "-m", "snakemake", "--target-jobs", "best_shard"])
 
 

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 from naive_best import unsolvable_pieces
 
+from e2store.boards.dataset import boards_sink, dataset_parts, read_boards_dataset
 from e2store.cli import main
 from e2store.errors import SolverError
 from e2store.files import BusyError
@@ -17,7 +18,6 @@ from e2store.instance.e2sfile import write_e2store
 from e2store.instance.formats import read_instance
 from e2store.instance.model import Instance
 from e2store.solver.best import run_best, solve_best
-from e2store.solver.boards_dataset import boards_sink, dataset_parts, read_boards_dataset
 
 RUN = {"breaks": "20,24,28,30,32", "restart_nodes": 5000, "kernel": "generic"}
 SAME = ("depth", "score", "mismatches", "holes", "seed", "restart", "nodes", "source")
@@ -72,7 +72,7 @@ def test_two_shards_together_are_the_unsharded_run(inst, tmp_path):
 def test_the_command_line_shards_and_arms(inst, tmp_path):
     f = tmp_path / "u.e2s"
     out = tmp_path / "ds"
-    base = ["solve", str(f), "--best", "--restarts", "2", "--restart-nodes", "5000",
+    base = ["best", str(f), "--restarts", "2", "--restart-nodes", "5000",
             "--breaks", "20,24,28,30,32", "--no-fill", "--kernel", "generic"]
     r = CliRunner().invoke(main, [*base, "--shard", "1/3", "--arm", "a1", "-o", f"{out}/",
                                   "--json"])

@@ -20,17 +20,10 @@ import pytest
 from click.testing import CliRunner
 from naive_best import unsolvable_pieces
 
-import e2store.solver.boards_compact as compaction
-import e2store.solver.boards_parts as layout
-import e2store.solver.boards_read as reading
-from e2store.cli import main
-from e2store.errors import DamagedDataError
-from e2store.instance.e2sfile import write_e2store
-from e2store.instance.formats import read_instance
-from e2store.instance.model import Instance
-from e2store.solver.best import restarts_left, solve_best
-from e2store.solver.boards import BOARD_STATS, DIGEST_KEY, Boards, read_boards, rows_digest
-from e2store.solver.boards_dataset import (
+import e2store.boards.compact as compaction
+import e2store.boards.parts as layout
+import e2store.boards.read as reading
+from e2store.boards.dataset import (
     COMPACTED,
     SCRATCH,
     boards_sink,
@@ -40,6 +33,15 @@ from e2store.solver.boards_dataset import (
     part_name,
     read_boards_dataset,
 )
+from e2store.boards.schema import BOARD_STATS, DIGEST_KEY
+from e2store.boards.table import Boards, read_boards, rows_digest
+from e2store.campaign import restarts_left
+from e2store.cli import main
+from e2store.errors import DamagedDataError
+from e2store.instance.e2sfile import write_e2store
+from e2store.instance.formats import read_instance
+from e2store.instance.model import Instance
+from e2store.solver.best import solve_best
 
 RUN = {"breaks": "20,24,28,30,32", "restart_nodes": 5000, "kernel": "generic"}
 

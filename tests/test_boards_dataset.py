@@ -20,15 +20,7 @@ import pytest
 from click.testing import CliRunner
 from naive_best import unsolvable_pieces
 
-from e2store.cli import main
-from e2store.errors import DamagedDataError, SolverError
-from e2store.files import BusyError
-from e2store.instance.e2sfile import write_e2store
-from e2store.instance.formats import read_instance
-from e2store.instance.model import Instance
-from e2store.solver.best import solve_best
-from e2store.solver.boards import read_boards
-from e2store.solver.boards_dataset import (
+from e2store.boards.dataset import (
     SCRATCH,
     boards_sink,
     dataset_parts,
@@ -36,6 +28,14 @@ from e2store.solver.boards_dataset import (
     part_name,
     read_boards_dataset,
 )
+from e2store.boards.table import read_boards
+from e2store.cli import main
+from e2store.errors import DamagedDataError, SolverError
+from e2store.files import BusyError
+from e2store.instance.e2sfile import write_e2store
+from e2store.instance.formats import read_instance
+from e2store.instance.model import Instance
+from e2store.solver.best import solve_best
 
 RUN = {"breaks": "20,24,28,30,32", "restart_nodes": 20000,
        "finish": False}  # two rows a restart (the finish: tests/test_best_finish.py)
@@ -164,7 +164,7 @@ def test_killed_writers_temp_files_are_removed(inst, tmp_path):
 def _kill_test_args(tmp_path) -> list[str]:
     path = tmp_path / "k.e2s"
     write_e2store(Instance("k", 8, 8, unsolvable_pieces(8, 8, 5)), path)
-    return [sys.executable, "-m", "e2store", "solve", str(path), "--best", "--breaks",
+    return [sys.executable, "-m", "e2store", "best", str(path), "--breaks",
             "40,45,50", "--restart-nodes", "500000", "--no-fill", "--json"]
 
 

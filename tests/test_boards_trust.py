@@ -20,18 +20,18 @@ from click.testing import CliRunner
 from helpers import random_instance
 from naive_best import naive_score, unsolvable_pieces
 
-from e2store.cli import main
-from e2store.errors import DamagedDataError, DamagedStoreError, SolverError
-from e2store.files import BusyError, atomic_write_bytes, exclusive_writer, write_table
-from e2store.instance.e2sfile import write_e2store
-from e2store.instance.model import Instance
-from e2store.solver.boards import (
+from e2store.boards.table import (
     boards_table,
     make_boards,
     read_boards,
     recount,
     write_boards,
 )
+from e2store.cli import main
+from e2store.errors import DamagedDataError, DamagedStoreError, SolverError
+from e2store.files import BusyError, atomic_write_bytes, exclusive_writer, write_table
+from e2store.instance.e2sfile import write_e2store
+from e2store.instance.model import Instance
 
 ENV = {**os.environ, "E2STORE_PROGRESS_INTERVAL": "60"}
 TIMEOUT = 180  # seconds: a process that loads numba, on a machine three times slower
@@ -167,20 +167,20 @@ def unsolvable(tmp_path) -> Path:
     return path
 
 
-BEST = ["--best", "--breaks", "20,24,28", "--restart-nodes", 3000, "--no-fill"]
+BEST = ["--breaks", "20,24,28", "--restart-nodes", 3000, "--no-fill"]
 
 
 def test_a_damaged_file_is_never_resumed(unsolvable, tmp_path):
     """A resumed `solve --best` refuses a damaged boards file and leaves it as it was."""
     out = tmp_path / "b.parquet"
-    assert run("solve", unsolvable, *BEST, "--restarts", 2, "-o", out).exit_code == 0
+    assert run("best", unsolvable, *BEST, "--restarts", 2, "-o", out).exit_code == 0
     good = out.read_bytes()
     t = read_boards(out)
     t.stats["score"] = t.stats["score"] + np.eye(1, len(t), dtype=np.int32)[0]
     inst = Instance("u", 6, 6, unsolvable_pieces(6, 6, 3))
     write_table(out, boards_table(inst, t))  # a digest vouching for a wrong score
     damaged = out.read_bytes()
-    r = run("solve", unsolvable, *BEST, "--restarts", 1, "-o", out)
+    r = run("best", unsolvable, *BEST, "--restarts", 1, "-o", out)
     assert r.exit_code == 2 and "damaged boards file" in r.output, r.output
     assert out.read_bytes() == damaged != good
 
@@ -188,13 +188,13 @@ def test_a_damaged_file_is_never_resumed(unsolvable, tmp_path):
 def test_one_writer_per_boards_file(unsolvable, tmp_path):
     out = tmp_path / "b.parquet"
     with exclusive_writer(out, "boards file"):
-        r = run("solve", unsolvable, *BEST, "--restarts", 1, "-o", out)
+        r = run("best", unsolvable, *BEST, "--restarts", 1, "-o", out)
         assert r.exit_code == 2 and not out.exists()
         assert r.output.count("\n") == 1 and "being written by another run (pid" in r.output
         with pytest.raises(BusyError):
             with exclusive_writer(out):
                 pass
-    assert run("solve", unsolvable, *BEST, "--restarts", 1, "-o", out).exit_code == 0
+    assert run("best", unsolvable, *BEST, "--restarts", 1, "-o", out).exit_code == 0
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".b.parquet")]
 
 
@@ -202,13 +202,13 @@ def test_a_rerun_does_the_missing_restarts_only(unsolvable, tmp_path):
     """Restarts a killed run left undone (a gap, as two workers leave) are run by the
     rerun; none twice."""
     out = tmp_path / "b.parquet"
-    assert run("solve", unsolvable, *BEST, "--restarts", 4, "--seed", 3, "-o", out
+    assert run("best", unsolvable, *BEST, "--restarts", 4, "--seed", 3, "-o", out
                ).exit_code == 0
     b = read_boards(out)
     inst = Instance("u", 6, 6, unsolvable_pieces(6, 6, 3))
     keep = [i for i in range(len(b)) if b.stats["restart"][i] != 1]
     write_boards(out, inst, make_boards(36, b.cells[keep], [b.row(i) for i in keep]))
-    assert run("solve", unsolvable, *BEST, "--restarts", 2, "--seed", 3, "-o", out
+    assert run("best", unsolvable, *BEST, "--restarts", 2, "--seed", 3, "-o", out
                ).exit_code == 0
     again = read_boards(out)
     assert sorted(again.stats["restart"].tolist()) == [0, 1, 2, 3, 4]
@@ -263,7 +263,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /proc and prctl")
 def test_killing_the_parent_ends_its_workers(unsolvable, tmp_path):
     out = tmp_path / "b.parquet"
-    p = subprocess.Popen([sys.executable, "-m", "e2store", "solve", str(unsolvable), "--best",
+    p = subprocess.Popen([sys.executable, "-m", "e2store", "best", str(unsolvable),
                           "--breaks", "20,24,28", "--restart-nodes", "3000", "--minutes", "5",
                           "--workers", "2", "--no-fill", "-o", str(out)],
                          env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -291,7 +291,7 @@ def test_kill_9_during_writes_then_a_rerun(unsolvable, tmp_path):
     the time), then a rerun: the file reads (no half-written file), every restart appears
     once, the restarts are 0..n-1, and no temp file is left."""
     out = tmp_path / "b.parquet"
-    args = [sys.executable, "-m", "e2store", "solve", str(unsolvable), "--best", "--breaks",
+    args = [sys.executable, "-m", "e2store", "best", str(unsolvable), "--breaks",
             "20,24,28", "--restart-nodes", "200", "--seed", "5", "-o", str(out)]
     rng = np.random.default_rng(11)
     for delay in rng.uniform(0.0, 1.0, 2):

@@ -1,4 +1,4 @@
-"""e2store.reports.campaign: each statistic against a naive twin or a value worked by hand,
+"""e2store.campaign.stats: each statistic against a naive twin or a value worked by hand,
 and the report file with its sections."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from e2store.reports import (
+from e2store.campaign import (
     arm_stats,
     bootstrap,
     campaign_markdown,
@@ -22,7 +22,7 @@ from e2store.reports import (
     tail_hours,
     wilson,
 )
-from e2store.reports.campaign import Z95
+from e2store.campaign.stats import Z95
 
 
 def naive_u(a, b) -> float:
@@ -205,8 +205,8 @@ def test_restart_arrays_pair_each_best_board_with_its_filled_one():
     """One value per (seed, restart) of each arm: the deepest board's depth, nodes and
     seconds, and its final board's score (finished, else filled, else its own), the
     filled score before the finish, and the seconds after the search and of the finish."""
-    from e2store.solver import restart_arrays
-    from e2store.solver.boards import make_boards
+    from e2store.boards import restart_arrays
+    from e2store.boards.table import make_boards
 
     rows = [  # (seed, restart, source, depth, score, nodes, seconds, found)
         (1, 0, "best", 30, 50, 100, 1.0, 1000.0), (1, 0, "filled", 36, 55, 100, 1.0, 1000.5),
@@ -257,7 +257,7 @@ def test_one_cost_per_restart_search_and_fill():
     """A restart costs its search and its fill: the report's s/restart is their sum, its
     rates per core-second and per core-hour count the sum, the search and fill columns
     add up to it, and the tail's core-hours count it too."""
-    from e2store.reports import restart_seconds
+    from e2store.campaign import restart_seconds
 
     filled = np.array([450, 451, 452, 453])
     r = {"depth": np.full(4, 240), "filled": filled, "nodes": np.full(4, 100),
@@ -283,10 +283,10 @@ def test_summary_of_a_boards_dataset_is_its_campaign_report(tmp_path):
     from click.testing import CliRunner
     from naive_best import unsolvable_pieces
 
+    from e2store.boards import campaign_rows
+    from e2store.campaign import campaign_markdown
     from e2store.cli import main
     from e2store.instance.model import Instance
-    from e2store.reports import campaign_markdown
-    from e2store.solver import campaign_rows
     from e2store.solver.best import solve_best
 
     inst = Instance("u", 6, 6, unsolvable_pieces(6, 6, 3))
@@ -330,7 +330,7 @@ def naive_joins(width: int, height: int) -> int:
 
 
 def test_thresholds_follow_the_board():
-    from e2store.reports.campaign import board_depths, board_targets
+    from e2store.campaign.stats import board_depths, board_targets
 
     assert board_depths(256) == (248, 249, 250) and board_targets(480) == (466, 467, 468)
     assert naive_joins(16, 16) == 480
@@ -373,7 +373,7 @@ def targets_of(text: str) -> list[int]:
 
 
 def test_a_6x6_campaign_reports_its_own_depths_and_targets(tmp_path):
-    from e2store.reports import campaign_markdown
+    from e2store.campaign import campaign_markdown
 
     rows = _rows(36, 60)
     text = campaign_markdown(rows, resamples=100)
@@ -394,7 +394,7 @@ def test_an_e2_campaign_report_is_unchanged():
     """Rows of 16x16 boards, or rows that do not say their board: 248-250 and 466-468, the
     same report as the thresholds given by hand (what it was before they followed the
     board)."""
-    from e2store.reports import campaign_markdown
+    from e2store.campaign import campaign_markdown
 
     rows = _rows(256, 480)
     old = campaign_markdown(rows, resamples=100, depths=(248, 249, 250),

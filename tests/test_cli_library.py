@@ -458,9 +458,9 @@ def solved(tmp_path):
 def test_chosen_solution_is_what_url_prints(solved, tmp_path):
     import numpy as np
 
+    from e2store.boards.solutions import chosen_solution, write_solutions
     from e2store.errors import SolverError
     from e2store.instance.url import board_url
-    from e2store.solver.solutions import chosen_solution, write_solutions
 
     inst, path, boards = solved
     sols = tmp_path / "s.parquet"
@@ -483,8 +483,8 @@ def test_chosen_solution_is_what_url_prints(solved, tmp_path):
 def test_chosen_board_is_what_render_board_draws(solved, tmp_path):
     import numpy as np
 
-    from e2store.errors import RenderError
-    from e2store.solver.boards import (
+    from e2store.boards.solutions import write_solutions
+    from e2store.boards.table import (
         best_row,
         chosen_board,
         is_boards_file,
@@ -493,7 +493,7 @@ def test_chosen_board_is_what_render_board_draws(solved, tmp_path):
         recount,
         write_boards,
     )
-    from e2store.solver.solutions import write_solutions
+    from e2store.errors import RenderError
 
     inst, path, boards = solved
     rc = recount(inst, np.stack(boards))

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from e2store.boards.solutions import write_solutions
 from e2store.cli import main
 from e2store.instance.e2sfile import write_e2store
 from e2store.instance.export import format_pieces, write_pieces
 from e2store.instance.formats import FORMATS, read_brendan_solution, read_instance
 from e2store.instance.generate import generate_instance
 from e2store.instance.url import UrlError, board_from_url, board_url, parse_url
-from e2store.solver.solutions import write_solutions
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "instances"
 PIECE_FILES = sorted(p for p in SHARED.rglob("*") if p.is_file() and p.suffix in (".txt", ".puz")

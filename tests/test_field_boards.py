@@ -13,20 +13,15 @@ from helpers import random_instance
 from naive_best import unsolvable_pieces
 from test_boards_trust import random_boards
 
+from e2store.boards.keys import half_turn
+from e2store.boards.schema import BOARD_STATS_V2, DIGEST_KEY
+from e2store.boards.table import boards_table, read_boards, rows_digest
 from e2store.cli import main
 from e2store.files import write_table
 from e2store.instance.e2sfile import write_e2store
 from e2store.instance.model import Instance
 from e2store.instance.url import board_from_url
 from e2store.solver.best import CLUES
-from e2store.solver.boards import (
-    BOARD_STATS_V2,
-    DIGEST_KEY,
-    boards_table,
-    half_turn,
-    read_boards,
-    rows_digest,
-)
 from e2store.solver.scan import blackwood
 
 
@@ -63,7 +58,7 @@ def test_half_turn_keeps_the_score(tmp_path):
     b = random_boards(inst, 6, 1)
     t = half_turn(b.cells)
     assert np.array_equal(half_turn(t), b.cells)
-    from e2store.solver.boards import recount
+    from e2store.boards.table import recount
 
     for k in ("matched", "mismatched", "holes"):
         assert np.array_equal(recount(inst, t)[k], recount(inst, b.cells)[k])
@@ -110,7 +105,7 @@ def test_a_run_writes_found_times_and_urls(tmp_path):
     inst = Instance("u", 6, 6, unsolvable_pieces(6, 6, 3))
     write_e2store(inst, path)
     out = tmp_path / "b.parquet"
-    r = run("solve", path, "--best", "--breaks", "20,24,28", "--restarts", 2,
+    r = run("best", path, "--breaks", "20,24,28", "--restarts", 2,
             "--restart-nodes", 3000, "-o", out)
     assert r.exit_code == 0, r.output
     b = read_boards(out, inst)
@@ -143,7 +138,7 @@ def test_a_run_you_can_watch(tmp_path):
     status = tmp_path / "st.json"
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
-    p = subprocess.Popen([sys.executable, "-m", "e2store", "solve", str(path), "--best",
+    p = subprocess.Popen([sys.executable, "-m", "e2store", "best", str(path),
                           "--breaks", "20,24,28", "--restart-nodes", "20000", "--minutes",
                           "0.25", "--workers", "2", "--no-fill", "-o", str(tmp_path / "b.pq"),
                           "--status", str(status)], stdin=slave, stdout=slave, stderr=slave,

@@ -15,6 +15,10 @@ import pytest
 from click.testing import CliRunner
 from naive_best import unsolvable_pieces
 
+from e2store.boards.dataset import read_boards_dataset
+from e2store.boards.solutions import read_solutions
+from e2store.boards.sources import ORIGIN_KEYS
+from e2store.boards.table import best_row, read_boards, score
 from e2store.cli import main
 from e2store.errors import SolverError
 from e2store.instance.e2sfile import write_e2store
@@ -22,10 +26,6 @@ from e2store.instance.formats import read_instance
 from e2store.instance.model import Instance
 from e2store.instance.url import board_url
 from e2store.solver.best import solve_best
-from e2store.solver.board_sources import ORIGIN_KEYS
-from e2store.solver.boards import best_row, read_boards, score
-from e2store.solver.boards_dataset import read_boards_dataset
-from e2store.solver.solutions import read_solutions
 
 RUN = {"breaks": "20,24,28,30,32", "restart_nodes": 20000}  # a second or so a restart
 
@@ -72,7 +72,7 @@ def test_a_url_of_a_boards_file_is_its_best_boards(hunt):
                    f"holds {len(b)} boards")
     with pytest.raises(SolverError) as e:  # read as a solutions file: said plainly
         read_solutions(path)
-    assert "a boards file (of `solve --best -o`), not a solutions file" in str(e.value)
+    assert "a boards file (of `e2store best -o`), not a solutions file" in str(e.value)
     assert "\n" not in str(e.value) and "nodes" not in str(e.value)
 
 

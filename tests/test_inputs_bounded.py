@@ -290,7 +290,7 @@ def test_fixing_every_cell_of_a_best_search_is_one_line(tmp_path):
                             for i, v in enumerate(inst.solution.reshape(-1).tolist())))
     r = run("score", path, full, "--json")
     assert r.exit_code == 0 and json.loads(r.stdout)["score"] == JOINS, r.output
-    assert_one_line_error(run("solve", path, "--best", "--fixed", full, "-o",
+    assert_one_line_error(run("best", path, "--fixed", full, "-o",
                               tmp_path / "b.parquet"), "all 25 cells")
 
 

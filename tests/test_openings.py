@@ -14,6 +14,7 @@ from conftest import SHARED
 from helpers import random_instance
 from naive_solver import naive_solve
 
+from e2store.boards.solutions import read_solutions
 from e2store.cli import main
 from e2store.errors import MissingInstanceError, MissingZoneError, SolverError
 from e2store.instance.e2sfile import write_e2store
@@ -30,7 +31,6 @@ from e2store.solver.parallel import (
 )
 from e2store.solver.plan import lowest_corner
 from e2store.solver.search import solve
-from e2store.solver.solutions import read_solutions
 from e2store.store.build import enumerate_store
 from e2store.zones.zonemap import zone_map
 

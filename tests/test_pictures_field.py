@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 from helpers import random_instance
 
+from e2store.boards.table import make_boards, recount, write_boards
 from e2store.cli import main
 from e2store.errors import RenderError
 from e2store.instance.e2sfile import write_e2store
@@ -28,7 +29,6 @@ from e2store.reports.render import (
     write_picture,
 )
 from e2store.solver.best import CLUES
-from e2store.solver.boards import make_boards, recount, write_boards
 from e2store.web.pictures import field_clues
 from e2store.zones.zonemap import zone_map
 

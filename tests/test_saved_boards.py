@@ -11,11 +11,7 @@ import pytest
 from click.testing import CliRunner
 from naive_best import unsolvable_pieces
 
-from e2store.cli import main
-from e2store.instance.e2sfile import write_e2store
-from e2store.instance.model import Instance
-from e2store.instance.url import board_url
-from e2store.solver import (
+from e2store.boards import (
     SavedBoardError,
     read_boards_dataset,
     read_saved_board,
@@ -23,7 +19,11 @@ from e2store.solver import (
     write_part,
     write_saved_boards,
 )
-from e2store.solver.boards import Boards, make_boards, recount
+from e2store.boards.table import Boards, make_boards, recount
+from e2store.cli import main
+from e2store.instance.e2sfile import write_e2store
+from e2store.instance.model import Instance
+from e2store.instance.url import board_url
 
 W = H = 6
 
@@ -238,13 +238,13 @@ def test_command_writes_what_the_library_writes_and_score_reads_it(inst, dataset
 
 
 def _score(inst, path) -> int:
-    from e2store.solver import score
+    from e2store.boards import score
 
     return score(inst, read_saved_board(path, inst)).matched
 
 
 def test_render_draws_a_saved_board(inst, dataset, tmp_path):
-    from e2store.solver.board_sources import chosen_any_board
+    from e2store.boards.sources import chosen_any_board
 
     p = write_saved_boards(inst, dataset, tmp_path, top=1)[0]
     cells, _, _ = chosen_any_board(inst, p)

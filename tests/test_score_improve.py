@@ -9,9 +9,9 @@ import json
 import numpy as np
 from click.testing import CliRunner
 
+from e2store.boards.table import score
 from e2store.cli import main
 from e2store.instance.formats import read_instance
-from e2store.solver.boards import score
 
 
 def run(*args):

@@ -19,11 +19,11 @@ from fastapi.testclient import TestClient  # noqa: E402
 from helpers import random_instance  # noqa: E402
 
 from e2store import store  # noqa: E402
+from e2store.boards.table import make_boards, read_boards, recount, write_boards  # noqa: E402
 from e2store.cli import main  # noqa: E402
 from e2store.errors import MissingError  # noqa: E402
 from e2store.instance.e2sfile import write_e2store  # noqa: E402
 from e2store.instance.url import board_url  # noqa: E402
-from e2store.solver.boards import make_boards, read_boards, recount, write_boards  # noqa: E402
 from e2store.web.app import create_app  # noqa: E402
 from e2store.web.boards import best_row  # noqa: E402
 
@@ -108,7 +108,7 @@ def test_serve_follows_a_file_written_after_its_start(game, tmp_path):
 def test_serve_follows_a_boards_dataset(game, tmp_path):
     """`serve --boards DIR`: a dataset's parts, every arm, read afresh; waited for while
     it holds no part."""
-    from e2store.solver.boards_dataset import read_boards_dataset, write_part
+    from e2store.boards.dataset import read_boards_dataset, write_part
 
     inst, piece_file, boards = game
     out = tmp_path / "ds"

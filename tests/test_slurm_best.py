@@ -25,7 +25,7 @@ from test_best_campaign import BEST, _no_perfect_board, _restarts, _work
 from test_pipeline import REPO, _command, _env, _snakemake
 from test_slurm import SMALL, _cluster_up, _states, _submitted
 
-from e2store.solver.boards_dataset import dataset_parts
+from e2store.boards.dataset import dataset_parts
 
 pytestmark = pytest.mark.slurm
 

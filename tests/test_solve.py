@@ -12,6 +12,12 @@ from helpers import random_instance
 from naive_solver import lowest_corner_nw, naive_solve, symmetry_class_representative
 
 import e2store.solver.search as solver_mod
+from e2store.boards.solutions import (
+    check_solution,
+    check_solutions,
+    read_solutions,
+    write_solutions,
+)
 from e2store.cli import main
 from e2store.errors import E2StoreError, InvalidSolutionError, SolverError
 from e2store.instance.e2sfile import write_e2store
@@ -20,12 +26,6 @@ from e2store.instance.model import Instance
 from e2store.instance.validate import self_similar
 from e2store.solver.scan import SCAN_ORDERS, read_scan_file, read_seed_file, scan_order
 from e2store.solver.search import solve
-from e2store.solver.solutions import (
-    check_solution,
-    check_solutions,
-    read_solutions,
-    write_solutions,
-)
 
 SIZES = [(2, 2), (3, 3), (3, 4), (4, 3), (4, 4), (2, 5), (5, 2)]
 # 2x2 with four distinct joins: its one solution is piece i on cell i, all at rotation 0

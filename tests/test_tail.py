@@ -1,4 +1,4 @@
-"""e2store.reports.tail: the fit against a naive twin, the rule's three answers (observed,
+"""e2store.campaign.tail: the fit against a naive twin, the rule's three answers (observed,
 model, beyond), its check, and its calibration on the published ladders."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from e2store.reports import (
+from e2store.campaign import (
     ENOUGH,
     LADDERS,
     REACH,

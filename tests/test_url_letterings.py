@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 from helpers import random_instance
 
+from e2store.boards.table import score
 from e2store.cli import main
 from e2store.errors import E2StoreNote
 from e2store.instance.e2sfile import write_e2store
@@ -36,7 +37,6 @@ from e2store.instance.url import (
     read_board_url,
 )
 from e2store.solver.best import score_url as url_score
-from e2store.solver.boards import score
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "instances"
 GALLICCHIO = SHARED / "e2_gallicchio.puz"  # colours numbered as Blackwood's: jblackwood

@@ -22,13 +22,13 @@ pytest.importorskip("fastapi.testclient", reason="httpx (FastAPI's test client) 
 from fastapi.testclient import TestClient  # noqa: E402
 from naive_best import unsolvable_pieces  # noqa: E402
 
+from e2store.boards.dataset import dataset_parts  # noqa: E402
+from e2store.boards.table import read_boards  # noqa: E402
+from e2store.campaign.stats import compare_arms  # noqa: E402
 from e2store.instance.e2sfile import write_e2store  # noqa: E402
 from e2store.instance.model import Instance  # noqa: E402
 from e2store.instance.url import board_url  # noqa: E402
-from e2store.reports.campaign import compare_arms  # noqa: E402
 from e2store.solver.best import solve_best  # noqa: E402
-from e2store.solver.boards import read_boards  # noqa: E402
-from e2store.solver.boards_dataset import dataset_parts  # noqa: E402
 from e2store.web.app import create_app  # noqa: E402
 
 FAST = {"kernel": "generic", "breaks": "20,24,28,30,32", "restart_nodes": 200}

@@ -1,5 +1,6 @@
-"""The options of `e2store solve --best` and the text of its report: a helper of the
-`solve` command (no command here).  Every default is the library's
+"""The options of `e2store best` (and of `e2store best`, its old spelling), the `best`
+command made from `solve`'s (`best_command`), and the text of its report: a helper of
+the `solve` module.  Every default is the library's
 (`e2store.solver.best`), read here, never restated."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import click
 
 
 def best_options(f):
-    """The options of `solve --best` (applied to `solve`), their defaults the library's
+    """The options of `e2store best` (applied to `solve`), their defaults the library's
     (`e2store.solver.best`: declared once); their numbers range-checked
     (`e2store.cli.checked`: no nan, no negative seed, no 10**40 nodes)."""
     from e2store.cli.options import COUNT, MINUTES
@@ -136,7 +137,7 @@ def best_text(inst, d: dict) -> str:
 
 
 def interrupted_line(output: str, restarts: int | None) -> str:
-    """The line on stderr of a `solve --best` run stopped by Ctrl-C (exit 130): what its
+    """The line on stderr of a `e2store best` run stopped by Ctrl-C (exit 130): what its
     boards file or dataset `output` kept; `restarts`: how many restarts the report counts
     (the running ones stopped at their next slice), None without a report (stopped
     before the run began or as its report was made)."""
@@ -149,3 +150,66 @@ def interrupted_line(output: str, restarts: int | None) -> str:
         return f"e2store: interrupted (Ctrl-C) before any restart ended: nothing written to {where}"
     return (f"e2store: interrupted (Ctrl-C): {restarts:,} restart{'s' if restarts > 1 else ''} "
             f"kept in {where}")
+
+
+# `solve`'s options that only the exact search takes: not options of `best`
+_EXACT_ONLY = ("first", "no_break", "distinct", "keep", "method", "budget", "finals_regions",
+               "finals_hamming", "openings_file", "estimate_samples", "estimate_seed",
+               "estimate_depth", "engine", "sat_seconds", "best")
+
+
+_BEST_HELP = {
+    "seed_file": "Fixed cells: a file of `x y piece r` lines, or an e2.bucas.name board URL "
+                 "(its filled cells).",
+    "output": "The boards file (Parquet; Arrow IPC if FILE ends in .arrow), or the boards "
+              "dataset DIR (a directory, a name ending in / or without suffix): one part per "
+              "restart.  A rerun resumes it.",
+    "store": "A corolle store, for --order store and --quota store (its hamming-1 cartesian "
+             "partitions, built the first time).",
+    "workers": "Processes running restarts at once.",
+    "shard": "Run only restarts k with k % S == K (the shards of a run, at once: other "
+             "shard counts of the same seed are refused while one runs).",
+    "max_nodes": "Stop after this many nodes in all.",
+}
+
+
+def best_command(solve_cmd: click.Command) -> click.Command:
+    """`e2store best`: `e2store best` as a command of its own, its options `solve`'s less
+    the exact search's (`_EXACT_ONLY`), their help without "With --best:"."""
+    import copy
+
+    from e2store.cli.command import Command
+    from e2store.solver.best import DEFAULT_SCAN
+
+    params, fixed = [], {}
+    for p in solve_cmd.params:
+        if p.name in _EXACT_ONLY:
+            fixed[p.name] = p.default
+            continue
+        q = copy.copy(p)
+        if isinstance(q, click.Option) and q.help:
+            q.help = (q.help.replace("With --best -o DIR", "With -o DIR")
+                      .removeprefix("With --best: ").removeprefix("With --best "))
+            q.help = q.help[:1].upper() + q.help[1:]
+        if q.name == "scan":
+            q.default = DEFAULT_SCAN
+        if isinstance(q, click.Option) and q.name in _BEST_HELP:
+            q.help = _BEST_HELP[q.name]
+        params.append(q)
+    fixed["best"] = True
+
+    def callback(**kw: object) -> None:
+        assert solve_cmd.callback is not None
+        solve_cmd.callback(**kw, **fixed)
+
+    return Command(
+        "best", params=params, callback=callback,
+        help="Best-score search: the deepest boards and the most matched joins (the mode the "
+        "field plays Eternity II in).\n\nRestarts of a search letting joins mismatch from "
+        "the --breaks depths on, each restart's best board filled and finished; the boards go "
+        "to a boards file (-o FILE) or a boards dataset (-o DIR: a part per restart), a "
+        "rerun resumes it.  Ctrl-C stops at once and keeps what was found (exit 130).  "
+        "Was `e2store best` (still taken, with a note).",
+        examples=["e2store best e2_gallicchio.puz --clues centre --minutes 60 --workers 2 "
+                  "-o hour.parquet",
+                  "e2store best demo6.e2s --restarts 20 -o runs/ --arm default --json"])

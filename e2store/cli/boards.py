@@ -1,5 +1,5 @@
 """`e2store compact-boards DIR`: a boards dataset's parts merged into compacted files, many
-restarts to a file (one call of `e2store.solver.boards_dataset.compact_boards_dataset`),
+restarts to a file (one call of `e2store.boards.dataset.compact_boards_dataset`),
 its report printed as text or JSON."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import click
 
+from e2store.boards.dataset import COMPACT_MIN_PARTS, COMPACT_RESTARTS
 from e2store.cli.checked import BoundedInt
 from e2store.cli.command import command
 from e2store.cli.options import json_option
-from e2store.solver.boards_dataset import COMPACT_MIN_PARTS, COMPACT_RESTARTS
 
 
 @command("compact-boards", examples=[
@@ -32,7 +32,7 @@ from e2store.solver.boards_dataset import COMPACT_MIN_PARTS, COMPACT_RESTARTS
 @json_option("Print the report as one JSON object on stdout.")
 def compact_boards(dataset: Path, instance: Path | None, arm: str | None, min_parts: int,
                    max_restarts: int, as_json: bool) -> None:
-    """Compact a boards dataset (`solve --best -o DIR`): the parts of each arm and seed
+    """Compact a boards dataset (`e2store best -o DIR`): the parts of each arm and seed
     (one file per restart) merged into compacted files of many restarts each, every part
     checked first, then removed; the dataset reads the same, many times faster.
 
@@ -40,8 +40,8 @@ def compact_boards(dataset: Path, instance: Path | None, arm: str | None, min_pa
     damaged part is refused, naming it, and nothing of its batch written or removed.  Safe
     to run again after it was killed: it removes what a killed run left.
     """
+    from e2store.boards.dataset import compact_boards_dataset
     from e2store.cli.options import load_instance
-    from e2store.solver.boards_dataset import compact_boards_dataset
 
     inst = None if instance is None else load_instance(instance)
     report = compact_boards_dataset(dataset, inst, arm=arm, min_parts=min_parts,

@@ -95,11 +95,11 @@ def _report(checks: list, as_json: bool) -> None:
               help="With --solutions or --best: fixed cells (implies --no-symmetry-break).")
 @click.option("--best", is_flag=True,
               help="Check the best score (matched joins): MaxSAT's optimum against "
-              "`solve --best`.")
+              "`e2store best`.")
 @click.option("--minutes", type=MINUTES, default=CROSSCHECK_MINUTES, show_default=True,
-              help="With --best: the wall time of `solve --best` (inside --seconds).")
+              help="With --best: the wall time of `e2store best` (inside --seconds).")
 @click.option("--breaks", default=CROSSCHECK_BREAKS, show_default=True, metavar="NAME|D1,...",
-              help="With --best: the break schedule of `solve --best`.")
+              help="With --best: the break schedule of `e2store best`.")
 @click.option("--expect", type=BoundedInt(0), default=None,
               help="Check the models against this number instead of e2store's kernels "
               "(a published figure, say).")
@@ -143,7 +143,7 @@ def crosscheck(instance: Path, fmt: str, sides: str | None, size: Size | None,
         if records.exists() and not records.is_dir():
             raise ExactInputError(f"--records {records}: not a directory")
     if best and expect is None and minutes * 60 >= seconds:
-        raise ExactInputError(f"--minutes {minutes:g} ({minutes * 60:g} s of `solve --best`) "
+        raise ExactInputError(f"--minutes {minutes:g} ({minutes * 60:g} s of `e2store best`) "
                               f"leaves no time of --seconds {seconds:g} for the MaxSAT model: "
                               f"raise --seconds or lower --minutes")
     kind = {"--hamming": "corolles", "--solutions": "solutions", "--best": "best"}[asked[0]]

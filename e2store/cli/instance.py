@@ -165,7 +165,7 @@ def export_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None
 @instance_options
 @click.option("--solutions", type=click.Path(exists=True, path_type=Path), default=None,
               metavar="FILE|DIR", help="A solutions file written by `solve -o` (Parquet or "
-              "CSV), or a boards file or dataset (`solve --best -o FILE|DIR`) or a "
+              "CSV), or a boards file or dataset (`e2store best -o FILE|DIR`) or a "
               "saved-board file.")
 @click.option("--index", type=INDEX, default=None, metavar="K",
               help="With --solutions: the K-th solution or board (0-based; default 0, of a "
@@ -184,8 +184,8 @@ def url(instance: Path, fmt: str, sides: str | None, size: Size | None,
     stderr), or its K-th with --index.  `solve --fixed URL` and `score` read such a URL
     back, in any of the viewer's letterings.
     """
+    from e2store.boards.sources import shown_board
     from e2store.instance.url import board_url
-    from e2store.solver.board_sources import shown_board
 
     inst = load_instance(instance, fmt, sides, size)
     if index is not None and solutions is None:

@@ -47,6 +47,8 @@ COMMANDS = {
     "render": "e2store.cli.render:render",
     "openings": "e2store.cli.openings:openings_cmd",
     "solve": "e2store.cli.solve:solve_cmd",
+    "best": "e2store.cli.solve:best_cmd",
+    "campaign": "e2store.cli.campaign:campaign",
     "score": "e2store.cli.score:score_cmd",
     "save-boards": "e2store.cli.score:save_boards",
     "compact-boards": "e2store.cli.boards:compact_boards",

@@ -41,7 +41,7 @@ from e2store.query.sql import QUERY_SECONDS
               "manifest, zone_stats, instances.")
 @click.option("--boards", "boards", default=None, metavar="DIR",
               type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="A boards dataset (`solve --best -o DIR`) instead of a store: the view "
+              help="A boards dataset (`e2store best -o DIR`) instead of a store: the view "
               "`boards`, every row of its parts (each part checked as it is read) with its "
               "`arm`.")
 @click.argument("query")
@@ -108,7 +108,7 @@ def _sql(source: Path, query: str, as_json: bool, as_csv: bool, memory_limit: in
 
     tables = None
     if boards:
-        from e2store.solver.boards_dataset import read_boards_dataset
+        from e2store.boards.dataset import read_boards_dataset
 
         tables = {"boards": read_boards_dataset(source).table}
     n = 0

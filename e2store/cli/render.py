@@ -106,7 +106,7 @@ def render_pieces(instance: Path, fmt: str, sides: str | None, size: Size | None
               help="Draw the instance's solution, or the empty board.")
 @click.option("--board", "board", default=None, metavar="FILE|URL",
               help="Draw this full or partial board instead: a board URL, a file of "
-              "`x y piece r` lines, a boards file or dataset (`solve --best -o FILE|DIR`) "
+              "`x y piece r` lines, a boards file or dataset (`e2store best -o FILE|DIR`) "
               "or a solutions file; its mismatched joins are marked in red and the title "
               "gives its score.")
 @click.option("--best", "best", is_flag=False, flag_value="", default=None,
@@ -133,11 +133,11 @@ def render_board(instance: Path, fmt: str, sides: str | None, size: Size | None,
     (I8: row I, column 8); tooltips count pieces from 1.  On Eternity II's pieces the
     official clue cells are framed: all five on the solution or the empty board, those
     holding their clue piece on a drawn board."""
+    from e2store.boards.sources import chosen_any_board
+    from e2store.boards.table import score
     from e2store.instance.url import colours_board, is_url
     from e2store.reports.drawings import board_grid
     from e2store.reports.render import svg_board
-    from e2store.solver.board_sources import chosen_any_board
-    from e2store.solver.boards import score
     from e2store.web.pictures import field_clues
 
     if board_arg is not None:

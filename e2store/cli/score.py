@@ -4,7 +4,7 @@ where it comes from, all or the best few (one call of
 URL alone), printed as text or JSON, joins and cells named as the field and the pictures
 name them (B6-C6); and `e2store save-boards INSTANCE BOARDS -o DIR`: the best boards of a
 boards file or dataset as Blackwood-style saved-board files (one call of
-`e2store.solver.saved_boards.write_saved_boards`)."""
+`e2store.boards.saved.write_saved_boards`)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def score_cmd(args: tuple[str, ...], fill: bool, improve: bool, top: int | None,
 
     BOARD is a board URL (e2.bucas.name: scored from its colours alone, no INSTANCE
     needed), a file of `x y piece r` lines (holes allowed), a saved-board file
-    (`save-boards`), a boards file or dataset (`solve --best -o FILE|DIR`) or a solutions
+    (`save-boards`), a boards file or dataset (`e2store best -o FILE|DIR`) or a solutions
     file; the files need the INSTANCE whose pieces they place.
 
     Each board is labelled with where it comes from: the source, its row of the source's
@@ -65,10 +65,10 @@ def score_cmd(args: tuple[str, ...], fill: bool, improve: bool, top: int | None,
     keys of its origin (null where unknown), its counts and URL, and each join its `cell`
     (x, y), `side` (E or S; of a frame fault W, N, E or S) and `name`.
     """
+    from e2store.boards.sources import ORIGIN_KEYS
     from e2store.errors import SolverError
     from e2store.instance.url import is_url
     from e2store.solver.best import score_boards, score_url
-    from e2store.solver.board_sources import ORIGIN_KEYS
 
     if best and top is not None:
         raise click.UsageError("--best and --top both choose how many boards (expected "
@@ -173,15 +173,15 @@ def save_boards(instance: Path, boards: Path, output: Path, top: int, min_score:
     files, one text file each: the rows north first, each cell `piece/r`, then the
     board's e2.bucas.name URL.
 
-    BOARDS is a boards file or dataset (`solve --best -o FILE|DIR`) of INSTANCE's
+    BOARDS is a boards file or dataset (`e2store best -o FILE|DIR`) of INSTANCE's
     boards, read and checked; the boards are taken by score, then depth, a board met
     twice written once.  Files are named `<depth>_<md5>_s<seed>-r<restart>.txt`
     (docs/store-format.md, *Saved-board files*): an export run again rewrites the same
     files.  `score` and `render board --board FILE` read them back.  Prints each path,
     the best first.
     """
+    from e2store.boards.saved import write_saved_boards
     from e2store.instance.parsing import shown_path
-    from e2store.solver.saved_boards import write_saved_boards
 
     inst = load_instance(instance, fmt, sides, size)
     for path in write_saved_boards(inst, boards, output, min_depth=min_depth,

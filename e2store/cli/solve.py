@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from e2store.cli.best_options import best_options, best_text, interrupted_line
+from e2store.cli.best_options import best_command, best_options, best_text, interrupted_line
 from e2store.cli.command import command
 from e2store.cli.options import (
     AUTO_MIN_DEPTHS,
@@ -33,6 +33,7 @@ from e2store.cli.options import (
     instance_options,
     json_option,
     load_instance,
+    note,
     output_option,
     status_option,
     store_option,
@@ -51,8 +52,6 @@ from e2store.instance.parsing import shown_path
              "--json",
              "e2store solve pieces_8x8.txt --estimate 1000",
              "e2store solve clue3_jwortmann.txt --all --distinct --workers 2 --json",
-             "e2store solve e2_gallicchio.puz --best --clues centre --scan blackwood "
-             "--minutes 10 --workers 2 -o best.parquet",
          ])
 @instance_argument
 @instance_options
@@ -147,10 +146,10 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     search and reports what was found so far (exit code 130).  `--estimate M` sizes the
     search first (e2store.solver.estimate), in seconds rather than hours.
     """
+    from e2store.boards.solutions import write_solutions
     from e2store.errors import SolverError
     from e2store.solver.scan import fixed_cells
     from e2store.solver.session import solve_search
-    from e2store.solver.solutions import write_solutions
 
     ctx = click.get_current_context()
     if engine == "sat":
@@ -166,6 +165,8 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
                  "quota", "order", "no_fill", "no_finish", "arm")
     opts = {k: finals.pop(k) for k in best_keys}
     if best:
+        if ctx.command.name == "solve":
+            note("`e2store best` is an old spelling: use `e2store best INSTANCE ...`")
         _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_nodes,
                     as_json, workers, opts, finals, kernel, shard)
         return
@@ -301,7 +302,7 @@ def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
 
 def _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_nodes, as_json,
                 workers, opts, finals, kernel, shard=None) -> None:
-    """`solve --best`: refuse the exact search's options, then one call of
+    """`e2store best`: refuse the exact search's options, then one call of
     `e2store.solver.best.solve_best`, its report printed; stopped by Ctrl-C at any point,
     one line on stderr saying what was kept (`interrupted_line`) and exit 130."""
     from e2store.solver import fixed_cells
@@ -313,14 +314,15 @@ def _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_no
              "estimate_samples": "--estimate", "method": "--method", "budget": "--memory-budget",
              "finals_regions": "--finals-regions", "finals_hamming": "--finals-hamming"}
     given = [flag for k, flag in exact.items()
-             if ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT]
+             if ctx.get_parameter_source(k) not in (None, click.core.ParameterSource.DEFAULT)]
     if given:
         raise click.UsageError(f"--best takes no {', '.join(given)}")
     out = DEFAULT_BOARDS if output is None else output
     report = None
     try:  # Ctrl-C in the run: its report; before it (loading, the plan) or after: one line
         inst = load_instance(instance, fmt, sides, size)
-        if ctx.get_parameter_source("scan") is click.core.ParameterSource.DEFAULT:
+        if ctx.get_parameter_source("scan") is click.core.ParameterSource.DEFAULT and (
+                ctx.command.name == "solve"):
             scan = DEFAULT_SCAN  # the best-score search's own default order
         minutes = opts["minutes"]
         report = solve_best(inst, out, scan=scan,
@@ -460,3 +462,6 @@ def format_openings_report(r, inst_name: str, path: Path,
     if save is not None:
         lines.append(f"saved      {r.stored:,} solutions to {save}")
     return "\n".join(lines)
+
+
+best_cmd = best_command(solve_cmd)

@@ -41,9 +41,11 @@ def _selection_options(f):
 @store_option(required=False, help="Corolle store directory (or --boards).")
 @click.option("--boards", type=click.Path(exists=True, path_type=Path), default=None,
               metavar="FILE|DIR", help="Summarise a best-score run instead: a boards file or "
-              "dataset (`solve --best -o`), per arm its restarts, rate, depths and filled "
+              "dataset (`e2store best -o`), per arm its restarts, rate, depths and filled "
               "scores with confidence intervals, the arms compared, the tail's core-hours "
-              "(docs/campaigns.md); -o FILE.md writes its plots beside it.")
+              "(docs/campaigns.md); -o FILE.md writes its plots beside it.  A dataset's "
+              "compacted files are read as checked when compacted (their per-restart "
+              "columns' page checksums and metadata verified), its parts checked in full.")
 @click.option("--depths", type=IntsType(), default=None,
               help="With --boards: the depths whose reach the report counts (default: the "
               "board's cells - 8, - 7, - 6: 248, 249, 250 on 16x16).")
@@ -90,15 +92,16 @@ def _boards_summary(boards: Path, store: Path | None, output: tuple[Path, ...],
                     as_json: bool, selected: bool, depths: tuple[int, ...] | None = None,
                     targets: tuple[int, ...] | None = None) -> None:
     """`summary --boards`: the campaign report of a boards file or dataset."""
-    from e2store.reports import campaign_markdown, campaign_report
-    from e2store.solver.board_sources import campaign_rows
+    from e2store.boards import open_boards
+    from e2store.campaign import campaign_markdown, campaign_report
 
     if store is not None or as_json or selected:
         raise click.UsageError("--boards takes no --store, --json, --instance or --hamming "
                                "(a boards file names its instance)")
     if any(p.suffix.lower() == ".json" for p in output):
         raise click.UsageError("--boards writes Markdown: -o FILE.md")
-    rows = campaign_rows(boards)
+    with open_boards(boards) as h:  # compacted files as checked when compacted, parts now
+        rows = h.restarts(checked="compacted")
     for path in output:
         for written in campaign_report(rows, path, depths=depths, targets=targets):
             click.echo(f"wrote {shown_path(written)}")

@@ -213,7 +213,7 @@ def _best(inst: Instance, fixed: Fixed | None, minutes: float, breaks: str,
     if expect is None:
         try:
             found = run_child(_e2store_best, (inst, fixed, breaks, minutes * 60),
-                              seconds=deadline, what="e2store's solve --best")
+                              seconds=deadline, what="e2store's e2store best")
         except OutOfReachError as exc:
             found, late = None, str(exc)
     else:
@@ -231,7 +231,7 @@ def _e2store_best(inst: Instance, fixed: Fixed | None, breaks: str, seconds: flo
     board's score."""
     import numpy as np
 
-    from e2store.solver.boards import score
+    from e2store.boards.table import score
 
     _killable()
     fixed = dict(fixed or {})

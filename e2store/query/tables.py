@@ -2,7 +2,7 @@
 under the limits and the sandbox of a store's handle (`e2store.query.handle`): a memory
 limit, a time limit per query, `interrupt()`, and once the views are made no file read or
 write, no extension, no way back.  `e2store sql --boards DIR` queries a boards dataset's
-rows so, read and checked beforehand (`e2store.solver.boards_dataset`)."""
+rows so, read and checked beforehand (`e2store.boards.dataset`)."""
 
 from __future__ import annotations
 

@@ -1,26 +1,11 @@
-"""Reports: the store summary, study tables, growth plots, pictures (SVG/PNG) and the
-statistics of best-score campaigns."""
+"""Reports: the store summary, study tables, growth plots and pictures (SVG/PNG); a
+best-score campaign's statistics and report are `e2store.campaign`."""
 
 from typing import TYPE_CHECKING
 
 from e2store.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the real names for type checkers; at run time each is imported on first use
-    from e2store.reports.campaign import ArmStats as ArmStats
-    from e2store.reports.campaign import Comparison as Comparison
-    from e2store.reports.campaign import Estimate as Estimate
-    from e2store.reports.campaign import arm_stats as arm_stats
-    from e2store.reports.campaign import board_depths as board_depths
-    from e2store.reports.campaign import board_targets as board_targets
-    from e2store.reports.campaign import bootstrap as bootstrap
-    from e2store.reports.campaign import compare_arms as compare_arms
-    from e2store.reports.campaign import report_thresholds as report_thresholds
-    from e2store.reports.campaign import restarts_needed as restarts_needed
-    from e2store.reports.campaign import wilson as wilson
-    from e2store.reports.campaign_text import TAIL_RULE as TAIL_RULE
-    from e2store.reports.campaign_text import campaign_markdown as campaign_markdown
-    from e2store.reports.campaign_text import campaign_report as campaign_report
-    from e2store.reports.campaign_text import restart_seconds as restart_seconds
     from e2store.reports.checks import repair_commands as repair_commands
     from e2store.reports.checks import verify_and_repair as verify_and_repair
     from e2store.reports.drawings import DEFAULT_SCALE as DEFAULT_SCALE
@@ -41,20 +26,6 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.reports.tables import Table as Table
     from e2store.reports.tables import load_tables as load_tables
     from e2store.reports.tables import write_tables as write_tables
-    from e2store.reports.tail import ENOUGH as ENOUGH
-    from e2store.reports.tail import LADDERS as LADDERS
-    from e2store.reports.tail import REACH as REACH
-    from e2store.reports.tail import WALL as WALL
-    from e2store.reports.tail import Claim as Claim
-    from e2store.reports.tail import Tail as Tail
-    from e2store.reports.tail import TailModel as TailModel
-    from e2store.reports.tail import TailTarget as TailTarget
-    from e2store.reports.tail import TailVerdict as TailVerdict
-    from e2store.reports.tail import calibrate as calibrate
-    from e2store.reports.tail import fit_tail as fit_tail
-    from e2store.reports.tail import poisson_p as poisson_p
-    from e2store.reports.tail import tail_hours as tail_hours
-    from e2store.reports.tail import tail_verdict as tail_verdict
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "summary": ("summarize", "format_markdown", "write_summary",),
@@ -63,11 +34,4 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "tables": ("Board", "Table", "load_tables", "write_tables",),
     "plots": ("write_plots",),
     "render": ("svg_pieces", "svg_board", "svg_zone_map", "svg_corolle", "write_picture",),
-    "campaign": ("Estimate", "ArmStats", "Comparison", "wilson", "bootstrap", "arm_stats",
-                 "compare_arms", "restarts_needed", "board_depths", "board_targets",
-                 "report_thresholds",),
-    "tail": ("ENOUGH", "REACH", "WALL", "Tail", "TailModel", "TailTarget", "TailVerdict",
-             "fit_tail", "tail_hours", "tail_verdict", "poisson_p", "calibrate", "Claim",
-             "LADDERS",),
-    "campaign_text": ("campaign_report", "campaign_markdown", "restart_seconds", "TAIL_RULE",),
 })

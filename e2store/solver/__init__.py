@@ -1,31 +1,15 @@
 """The solvers and what feeds them (docs/solver.md): scan orders, plans and the frame
-test, the exact search's runners, solution files, openings and their parallel solve, size
-estimates, and `solve_search`, the `e2store solve` command as one call (`session`);
-boards files and scores (`boards`), boards datasets (`boards_dataset`: a part per
-restart), Blackwood-style saved-board files (`saved_boards`), one protocol for every
+test, the exact search's runners, openings and their parallel solve, size estimates, and
+`solve_search`, the `e2store solve` command as one call (`session`); one protocol for every
 solver (`protocol`); and the best-score search, a package of its own with its own public
-API (`e2store.solver.best`: `solve_best`, `run_best`, `best_plan`, `fill_holes`, ...)."""
+API (`e2store.solver.best`: `solve_best`, `run_best`, `best_plan`, `fill_holes`, ...).
+What they write and read (boards, datasets, solutions files) is `e2store.boards`."""
 
 from typing import TYPE_CHECKING
 
 from e2store.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the real names for type checkers; at run time each is imported on first use
-    from e2store.solver.board_sources import campaign_rows as campaign_rows
-    from e2store.solver.board_sources import restart_arrays as restart_arrays
-    from e2store.solver.boards import Boards as Boards
-    from e2store.solver.boards import append_boards as append_boards
-    from e2store.solver.boards import board_cells as board_cells
-    from e2store.solver.boards import read_any_board as read_any_board
-    from e2store.solver.boards import read_boards as read_boards
-    from e2store.solver.boards import score as score
-    from e2store.solver.boards import write_boards as write_boards
-    from e2store.solver.boards_dataset import DatasetBoards as DatasetBoards
-    from e2store.solver.boards_dataset import compact_boards_dataset as compact_boards_dataset
-    from e2store.solver.boards_dataset import dataset_parts as dataset_parts
-    from e2store.solver.boards_dataset import is_dataset_target as is_dataset_target
-    from e2store.solver.boards_dataset import read_boards_dataset as read_boards_dataset
-    from e2store.solver.boards_dataset import write_part as write_part
     from e2store.solver.defaults import AUTO_MIN_DEPTHS as AUTO_MIN_DEPTHS
     from e2store.solver.defaults import DEFAULT_MAX_STORED as DEFAULT_MAX_STORED
     from e2store.solver.defaults import DEFAULT_SCAN as DEFAULT_SCAN
@@ -53,10 +37,6 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.solver.protocol import GreedySolver as GreedySolver
     from e2store.solver.protocol import Insertion as Insertion
     from e2store.solver.protocol import check_insertions as check_insertions
-    from e2store.solver.saved_boards import SavedBoardError as SavedBoardError
-    from e2store.solver.saved_boards import read_saved_board as read_saved_board
-    from e2store.solver.saved_boards import saved_board_text as saved_board_text
-    from e2store.solver.saved_boards import write_saved_boards as write_saved_boards
     from e2store.solver.scan import SCAN_ORDERS as SCAN_ORDERS
     from e2store.solver.scan import fixed_cells as fixed_cells
     from e2store.solver.scan import read_scan_file as read_scan_file
@@ -68,10 +48,6 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.solver.session import METHODS as METHODS
     from e2store.solver.session import search_method as search_method
     from e2store.solver.session import solve_search as solve_search
-    from e2store.solver.solutions import check_solution as check_solution
-    from e2store.solver.solutions import check_solutions as check_solutions
-    from e2store.solver.solutions import read_solutions as read_solutions
-    from e2store.solver.solutions import write_solutions as write_solutions
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "scan": ("SCAN_ORDERS", "scan_order", "read_scan_file", "read_seed_file",
@@ -80,20 +56,11 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
              "grey_masks",),
     "search": ("SolveResult", "solve"),
     "defaults": ("DEFAULT_SCAN", "DEFAULT_MAX_STORED", "KERNELS", "AUTO_MIN_DEPTHS"),
-    "solutions": ("check_solution", "check_solutions", "read_solutions", "write_solutions",),
     "openings": ("Openings", "openings", "read_openings", "write_openings", "check_openings",),
     "parallel": ("OpeningsResult", "solve_openings", "solve_with_openings",
                  "merge_reports",),
     "estimate": ("Estimate", "estimate",),
     "session": ("solve_search", "search_method", "METHODS", "DEFAULT_METHOD"),
-    "board_sources": ("campaign_rows", "restart_arrays"),
-    "boards": ("Boards", "read_boards", "write_boards", "append_boards", "score",
-               "read_any_board", "board_cells"),
-    "boards_dataset": ("DatasetBoards", "read_boards_dataset", "write_part", "dataset_parts",
-                       "compact_boards_dataset",
-                       "is_dataset_target"),
-    "saved_boards": ("saved_board_text", "write_saved_boards", "read_saved_board",
-                     "SavedBoardError"),
     "protocol": ("BoardSolver", "Insertion", "ExactSolver", "BestScoreSolver", "GreedySolver",
                  "check_insertions"),
 })

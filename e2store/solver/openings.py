@@ -32,12 +32,13 @@ from pathlib import Path
 
 import numpy as np
 
+from e2store.boards.schema import cells_schema
 from e2store.errors import MissingInstanceError, MissingZoneError, SolverError
 from e2store.files import read_table, table_schema, write_table
 from e2store.instance.classes import DistinctPieces
 from e2store.instance.model import GREY, Instance
 from e2store.solver.plan import board_dtype, symmetry_roots
-from e2store.store.layout import board_schema, instance_path, meta_name, partition_dir
+from e2store.store.layout import instance_path, meta_name, partition_dir
 from e2store.store.read import read_partition
 from e2store.zones.geometry import SIDE_STEP, ring_offsets
 from e2store.zones.zonemap import zone_map
@@ -323,7 +324,7 @@ def write_openings(path: str | Path, op: Openings) -> None:
             "hamming": str(op.hamming), "symmetry_break": json.dumps(op.symmetry_break),
             "count": str(op.count)}
     typ = pa.int16() if op.boards.dtype == np.int16 else pa.int32()
-    schema = board_schema([f"c{i}" for i in range(n)], typ, meta)
+    schema = cells_schema([f"c{i}" for i in range(n)], typ, meta)
     cols = [pa.array(np.ascontiguousarray(op.boards[:, i]), type=typ) for i in range(n)]
     if op.multiplicity is not None:
         schema = schema.append(pa.field("multiplicity", pa.int64())).with_metadata(

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from e2store.boards.solutions import check_solutions
 from e2store.errors import ChildFailedError, SolverError
 from e2store.instance.model import GREY, Instance
 from e2store.processes import die_with_parent
@@ -38,7 +39,6 @@ from e2store.solver.search import (
     Search,
     UnrolledSearch,
 )
-from e2store.solver.solutions import check_solutions
 from e2store.zones.geometry import SIDE_STEP
 
 
@@ -435,7 +435,7 @@ def solve_with_openings(instance: Instance, path: str | Path, *, workers: int = 
     """Solve the openings of the file `path` (`write_openings`) over `workers` processes
     (`solve_openings`) and, with `save`, write the solutions kept (at most `keep`) there:
     the whole of `e2store solve --openings FILE` but its report."""
-    from e2store.solver.solutions import write_solutions
+    from e2store.boards.solutions import write_solutions
 
     res = solve_openings(instance, read_openings(path), workers=workers, scan=scan,
                          first=first, shard=shard, max_stored=keep, progress=progress,

@@ -16,6 +16,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from e2store.boards.table import board_cells, score
 from e2store.errors import SolverError
 from e2store.instance.model import GREY, Instance
 from e2store.solver.best import (
@@ -25,7 +26,6 @@ from e2store.solver.best import (
     DEFAULT_SCAN,
     DEFAULT_SEED,
 )
-from e2store.solver.boards import board_cells, score
 from e2store.solver.plan import frame_mask, grey_masks
 from e2store.zones.geometry import SIDE_STEP
 
@@ -124,7 +124,7 @@ class ExactSolver:
 @dataclass
 class BestScoreSolver:
     """The best-score search (`e2store.solver.best.run_best`, its options and defaults
-    `e2store solve --best`'s): the deepest board of `restarts` restarts that extends the
+    `e2store best`'s): the deepest board of `restarts` restarts that extends the
     grid, inserted in scan order, then its holes filled (`e2store.solver.best.fill_holes`)."""
 
     scan: str = DEFAULT_SCAN

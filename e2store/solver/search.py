@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from e2store.boards.solutions import check_solutions
 from e2store.errors import SolverError
 from e2store.instance.model import Instance
 from e2store.progress import progress_interval
@@ -42,7 +43,6 @@ from e2store.solver.defaults import DEFAULT_MAX_STORED as DEFAULT_MAX_STORED
 from e2store.solver.defaults import KERNELS as KERNELS
 from e2store.solver.distinct import finish, first_of_orbit, needs_orbit_check
 from e2store.solver.plan import Plan, Seed, board_dtype, build_plan, search_setup
-from e2store.solver.solutions import check_solutions
 
 DEFAULT_SLICE_NODES = 1 << 25
 NO_LIMIT = int(np.iinfo(np.int64).max)  # a node limit that never stops a search

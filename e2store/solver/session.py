@@ -112,7 +112,7 @@ def solve_search(instance: Instance, scan: str | Path | np.ndarray = DEFAULT_SCA
                        stop_on_interrupt=stop_on_interrupt, finals=fin, kernel=kernel,
                        closure=clo, distinct=distinct)
     if save is not None:
-        from e2store.solver.solutions import write_solutions
+        from e2store.boards.solutions import write_solutions
 
         write_solutions(save, result.boards, instance, result.scan)
     return result

@@ -219,11 +219,3 @@ INSTANCES_VIEW_SCHEMA = pa.schema([("instance", pa.string()), ("name", pa.string
                                    ("width", pa.int32()), ("height", pa.int32()),
                                    ("pieces", pa.int32())])
 
-
-# boards written beside the store: solutions and openings (e2store.solver) ------------------
-
-def board_schema(columns: list[str], value_type: pa.DataType,
-                 metadata: dict[str, str]) -> pa.Schema:
-    """One column per board cell (y*W+x order), packed `piece*4+r` (-1 free)."""
-    return pa.schema([pa.field(c, value_type) for c in columns], metadata=metadata)
-

@@ -83,7 +83,7 @@ def create_app(store: str | Path | None, *, results: str | Path | None = None,
     long runs `status` names (status files of `--status FILE`, or Snakemake working
     directories).  `sql_seconds`: the SQL box's time limit; `memory_limit`: the bytes the
     server's queries may use together (one DuckDB database, one cursor per thread);
-    `boards`: a boards file of `solve --best`, perhaps not written yet (its instance: the
+    `boards`: a boards file of `e2store best`, perhaps not written yet (its instance: the
     piece file `boards_instance`, else the store's copy).  `store` None: no store (only
     with `boards`); its pages answer 404 saying so."""
     if store is None and boards is None:

@@ -1,5 +1,5 @@
 """The explorer's page of a boards file or dataset (`serve --boards FILE|DIR`): the boards
-a best-score run keeps (`e2store solve --best -o`), read afresh on each request (the run
+a best-score run keeps (`e2store best -o`), read afresh on each request (the run
 may still be adding to it; of a dataset, all arms together, the parts not read yet): the
 best board one click from the viewer, every board linked to it (its e2.bucas.name URL,
 `board_url`), the best boards drawn with their mismatched joins and Eternity II's clue
@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from e2store.boards.table import best_row as best_row  # the page's best board
 from e2store.errors import E2StoreError, MissingError, SolverError
 from e2store.instance.model import Instance
 from e2store.instance.parsing import shown_path
-from e2store.solver.boards import best_row as best_row  # the page's best board
 
 MAX_ROWS = 500  # rows listed (the best first)
 REFRESH_SECONDS = 5  # the waiting page reloads itself this often
@@ -68,8 +68,8 @@ class BoardsSource:
     def instance_id(self) -> str:
         """The instance id the file's metadata names, or a boards dataset's first part's
         (SolverError: no boards file; FileNotFoundError: none yet)."""
+        from e2store.boards.dataset import dataset_parts
         from e2store.files import table_schema
-        from e2store.solver.boards_dataset import dataset_parts
 
         path = self.path
         if path.is_dir():
@@ -116,7 +116,7 @@ class BoardsSource:
     def read(self):
         """(instance, boards) of the file now, checked (`read_boards`), or of every part
         of a boards dataset (`read_dataset`; FileNotFoundError: no part yet)."""
-        from e2store.solver.boards import read_boards
+        from e2store.boards.table import read_boards
 
         if self.path.is_dir():
             inst, d = self.read_dataset()
@@ -127,7 +127,7 @@ class BoardsSource:
         """(instance, `DatasetBoards`) of the boards dataset now (`read_boards_dataset`):
         the parts read before are not read again, and a read that found no new part is
         the same object as the last (`cache` keys on it); FileNotFoundError: no part yet."""
-        from e2store.solver.boards_dataset import read_boards_dataset
+        from e2store.boards.dataset import read_boards_dataset
 
         inst = self.instance()
         with self._lock:
@@ -213,8 +213,8 @@ def board_svg(instance: Instance, b, i: int, label: str) -> str:
     """Row `i` of the boards `b` drawn (`svg_board`) with its mismatched joins and the
     Eternity II clue cells it holds, titled `label` then its score, depth, mismatches,
     holes, source, seed and restart."""
+    from e2store.boards.table import score
     from e2store.reports.render import svg_board
-    from e2store.solver.boards import score
     from e2store.web.pictures import field_clues
 
     st = b.stats

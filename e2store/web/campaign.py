@@ -3,7 +3,7 @@
 best score and depth, when its last part came, and whether it is done, running or was
 stopped); per arm, its best board drawn with its mismatched joins and its viewer link;
 the best score over time, a line per arm; and the arms compared as the campaign report
-compares them (`e2store.reports.campaign`: rate, depth and filled-score distributions,
+compares them (`e2store.campaign.stats`: rate, depth and filled-score distributions,
 fractions reaching the top depths with their intervals, the rank test of each pair, the
 tail), with the boards page's own parts (`boards_data`: every row by score, the best one).
 
@@ -22,101 +22,21 @@ Else a row per (arm, seed).  While a writer holds its lock, or a part came in th
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import re
 import time
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from e2store.campaign.analysis import num
+from e2store.campaign.status import RECEIPTS, Key, campaign_status
 from e2store.instance.model import Instance
 from e2store.web.boards import BoardsSource, board_svg, boards_data, viewer_url, waiting_page
 
 LIVE_SECONDS = 600  # a part this recent: the campaign is taken as running
 REFRESH_SECONDS = 30  # the page of a running campaign reloads itself this often
-RESAMPLES = 2000  # bootstrap resamples, as the campaign report's
 MAX_DOTS = 2000  # boards per arm drawn as dots on the time plot (beyond: the line alone)
-_RECEIPT = re.compile(r"s([0-9]+)-shard-([0-9]+)-of-([0-9]+)\.json")
-_LOCK = re.compile(r"\.seed=([0-9]+)(?:\.shard=([0-9]+)of([0-9]+))?\.lock")
-_LOG = re.compile(r"s([0-9]+)-shard-([0-9]+)-of-([0-9]+)\.log")
-_HOLDER = re.compile(r"pid ([0-9]+) on (.+)")
-
-Key = tuple[str, int, int | None, int | None]  # (arm, seed, shard k, of n)
-
-
-def receipts_dir(root: Path) -> Path | None:
-    """Where a campaign's receipts are: `receipts/` beside the dataset when it is a
-    campaign's `boards/` directory (`<results>/best/`), else None."""
-    root = Path(os.path.abspath(root))
-    found = root.parent / "receipts"
-    return found if root.name == "boards" and found.is_dir() else None
-
-
-def read_receipts(where: Path | None) -> dict[Key, dict]:
-    """The receipts under `where` (`<arm>/s<seed>-shard-<k>-of-<n>.json`) by (arm, seed,
-    k, n): each its JSON, {} when it cannot be read now (being written)."""
-    out: dict[Key, dict] = {}
-    if where is None:
-        return out
-    for arm_dir in sorted(where.iterdir()):
-        if not arm_dir.is_dir():
-            continue
-        for f in sorted(arm_dir.iterdir()):
-            m = _RECEIPT.fullmatch(f.name)
-            if m is None:
-                continue
-            try:
-                got = json.loads(f.read_text())
-            except (OSError, ValueError):
-                got = {}
-            out[(arm_dir.name, int(m[1]), int(m[2]), int(m[3]))] = \
-                got if isinstance(got, dict) else {}
-    return out
-
-
-def writers(root: Path) -> dict[Key, str]:
-    """The dataset's writers by (arm, seed, k, n) (k, n None for a run of every restart),
-    from their lock files: "running", or "stopped" when the lock names a process of this
-    host that is gone (a killed run: its rerun goes on from its next restart).  Read
-    only: a lock is never taken here (a writer starting then would be refused)."""
-    from e2store.files import pid_alive
-
-    host = os.uname().nodename
-    out: dict[Key, str] = {}
-    for arm_dir in sorted(root.glob("arm=*")):
-        try:
-            names = [e.name for e in os.scandir(arm_dir) if e.name.startswith(".seed=")]
-        except OSError:
-            continue
-        for name in names:
-            m = _LOCK.fullmatch(name)
-            if m is None:
-                continue
-            try:
-                h = _HOLDER.fullmatch((arm_dir / name).read_text()[:200].strip())
-            except OSError:
-                continue  # gone: its writer ended
-            dead = h is not None and h[2] == host and not pid_alive(int(h[1]))
-            k, n = (None, None) if m[2] is None else (int(m[2]), int(m[3]))
-            out[(arm_dir.name[4:], int(m[1]), k, n)] = "stopped" if dead else "running"
-    return out
-
-
-def started(where: Path | None) -> set[Key]:
-    """The shards a campaign's jobs were started for, from their logs' names under
-    `where` (`<arm>/s<seed>-shard-<k>-of-<n>.log`, written as a job starts)."""
-    out: set[Key] = set()
-    if where is None or not where.is_dir():
-        return out
-    for arm_dir in where.iterdir():
-        if arm_dir.is_dir():
-            out |= {(arm_dir.name, int(m[1]), int(m[2]), int(m[3])) for f in arm_dir.iterdir()
-                    if (m := _LOG.fullmatch(f.name))}
-    return out
 
 
 def _fill_seconds(st: dict, arm_ix: np.ndarray, best: np.ndarray) -> np.ndarray:
@@ -210,7 +130,7 @@ def shard_progress(d, receipts: dict[Key, dict], locks: dict[Key, str],
             "restarts": int(restarts[i]), "nodes": int(nodes[i]),
             "seconds": float(seconds[i]), "search_seconds": float(search[i]),
             "fill_seconds": float(fill[i]),
-            "rate": _num(nodes[i] / seconds[i]) if seconds[i] > 0 else None,
+            "rate": num(nodes[i] / seconds[i]) if seconds[i] > 0 else None,
             "score": int(top["score"][i]) if top["score"][i] >= 0 else None,
             "depth": int(top["depth"][i]) if top["depth"][i] >= 0 else None,
             "last": float(last[i]) or None, "ago": _ago(now - last[i]) if last[i] else "",
@@ -242,17 +162,17 @@ def campaign_data(source: BoardsSource, instance: Instance, d, *,
     kept = _kept(source, instance, d)
     if pictures and "drawn" not in kept:
         kept["drawn"] = _drawn(instance, d, kept["rows"], kept["derived"])
-    where = receipts_dir(source.path)
-    locks = writers(source.path)
+    now = campaign_status(source.path)  # receipts, logs and locks: their one reader
+    locks = now.writers
     seen = source.cache["shards seen"] = source.cache.get("shards seen", frozenset()) | {
         k for k in locks if k[3] is not None}  # a lock's shard stays known once it is gone
-    logs = None if where is None else where.parent / "logs"
-    shards = shard_progress(d, read_receipts(where), locks, seen | started(logs))
+    shards = shard_progress(d, now.receipts, locks, seen | now.started)
     recent = time.time() - max((r["last"] or 0.0 for r in shards), default=0.0) < LIVE_SECONDS
     live = any(r["state"] == "running" for r in shards) or (
         recent and not all(r["state"] == "done" for r in shards))
-    return {**kept["derived"], "shards": shards, "receipts": None if where is None else
-            str(where), "live": live, "refresh": REFRESH_SECONDS if live else None,
+    return {**kept["derived"], "shards": shards, "receipts": None if now.results is None
+            else str(now.results / RECEIPTS), "live": live,
+            "refresh": REFRESH_SECONDS if live else None,
             **(kept["drawn"] if pictures else {})}
 
 
@@ -260,7 +180,7 @@ def _kept(source: BoardsSource, instance: Instance, d) -> dict:
     """What the page derives from the rows of `d` alone, kept in `source.cache` until a
     read finds a new part: `page` (`boards_data`), `rows` (`restart_arrays`),
     `derived` (`_derived`), and `drawn` once drawn."""
-    from e2store.solver.board_sources import restart_arrays
+    from e2store.boards.restarts import restart_arrays
 
     kept = source.cache.get("campaign")
     if kept is None or kept["of"] is not d:
@@ -274,60 +194,29 @@ def _kept(source: BoardsSource, instance: Instance, d) -> dict:
 
 
 def _derived(instance: Instance, d, rows: dict[str, dict[str, np.ndarray]]) -> dict:
-    """The arms' statistics, best boards and comparisons (`campaign_data`)."""
-    from e2store.reports import (
-        ENOUGH,
-        TAIL_RULE,
-        arm_stats,
-        compare_arms,
-        report_thresholds,
-        restart_seconds,
-        tail_hours,
-    )
-    from e2store.solver.boards import Boards, best_row
+    """The campaign's analysis (`e2store.campaign.analyse`: the report's, computed by the
+    same call) as JSON, each arm with its boards and its best board (`campaign_data`)."""
+    from e2store.boards.keys import repeat_counts
+    from e2store.boards.restarts import final_rows
+    from e2store.boards.table import Boards, best_row
+    from e2store.campaign import analyse
 
-    depths, targets = report_thresholds(rows)  # the board's, as the report's: 248.. on E2
+    final = final_rows(d.boards.stats, d.arms)
+    complete = np.zeros(len(d.boards), dtype=bool)
+    complete[final] = np.asarray(d.boards.stats["holes"])[final] == 0
+    repeats = repeat_counts(d.boards.cells, d.arms, complete, instance.width, instance.height)
+    out = analyse(rows, repeats={a: r["repeats"] for a, r in repeats.items()}
+                  ).to_dict()  # the report's resamples and seeds
     of_arm = np.asarray(d.arms, dtype=str)
-    arms = []
-    for k, (name, r) in enumerate(rows.items()):
-        s = arm_stats(r["depth"], r["filled"], r["nodes"], r["seconds"], depths=depths,
-                      resamples=RESAMPLES, seed=2 * k,  # the report's seeds
-                      fill_seconds=r["fill_seconds"])
-        t = tail_hours(r["filled"], restart_seconds(r), targets)
-        mine = np.flatnonzero(of_arm == name)
+    for a in out["arms"]:
+        mine = np.flatnonzero(of_arm == a["arm"])
         b = best_row(Boards(np.empty((len(mine), 0)),  # its stats alone: no cells copied
                             {c: d.boards.stats[c][mine] for c in ("score", "depth", "source")}))
         i = None if b is None else int(mine[b])
-        arms.append({
-            "arm": name, "boards": len(mine), "restarts": s.restarts, "rate": _num(s.rate),
-            "seconds_per_restart": _num(s.seconds_per_restart),
-            "search_seconds": _num(s.search_seconds), "fill_seconds": _num(s.fill_seconds),
-            "restarts_per_hour": _num(s.restarts_per_hour),
-            "depth": {"mean": _est(s.depth_mean), "median": _est(s.depth_median),
-                      "max": int(r["depth"].max())},
-            "filled": {"mean": _est(s.filled_mean), "median": _est(s.filled_median),
-                       "max": int(r["filled"].max())},
-            "reach": [{"depth": v, "seen": int(np.count_nonzero(r["depth"] >= v)),
-                       **_est(s.reach[v])} for v in depths],
-            "tail": [{"score": g.score, "seen": g.seen, "probability": _num(g.probability),
-                      "source": g.source, "core_hours": _num(g.core_hours),
-                      "low": _num(g.low), "high": _num(g.high)} for g in t.targets],
-            "tail_anchor": t.anchor, "tail_limit": t.limit,
-            "best": None if i is None else {
-                "row": i, **d.boards.row(i), "url": viewer_url(instance, d.boards.cells[i])}})
-    comparisons = []
-    names = list(rows)
-    for value in ("depth", "filled"):
-        for j, a in enumerate(names):
-            for b_ in names[j + 1:]:
-                c = compare_arms(rows[a][value], rows[b_][value])
-                comparisons.append({
-                    "value": value, "a": a, "b": b_, "u": c.u, "z": _num(c.z), "p": _num(c.p),
-                    "effect": _num(c.effect), "significant": c.significant,
-                    "restarts_needed": c.restarts_needed, "more_restarts": c.more_restarts})
-    return {"arms": arms, "comparisons": comparisons, "depths": list(depths),
-            "targets": list(targets), "tail_rule": TAIL_RULE, "tail_enough": ENOUGH,
-            "resamples": RESAMPLES, "restarts": sum(a["restarts"] for a in arms)}
+        a["boards"] = len(mine)
+        a["best"] = None if i is None else {
+            "row": i, **d.boards.row(i), "url": viewer_url(instance, d.boards.cells[i])}
+    return out
 
 
 def _drawn(instance: Instance, d, rows: dict[str, dict[str, np.ndarray]],
@@ -411,17 +300,6 @@ def distribution_plot(rows: dict[str, dict[str, np.ndarray]]) -> str:
         ax.grid(alpha=0.3)
     fig.tight_layout()
     return figure_svg(fig)
-
-
-def _num(x: float) -> float | None:
-    """A float for JSON: None for NaN and infinity (JSON has neither)."""
-    x = float(x)
-    return x if math.isfinite(x) else None
-
-
-def _est(e) -> dict:
-    """An `Estimate` as JSON: value, low, high."""
-    return {"value": _num(e.value), "low": _num(e.low), "high": _num(e.high)}
 
 
 def _when(t: Any) -> str:

@@ -1,4 +1,5 @@
-# Helpers of the best-score campaign rules (pipeline/rules/best.smk): the `best:` section.
+# Helpers of the best-score campaign rules (pipeline/rules/best.smk): the `best:` section,
+# checked as one `e2store.campaign.Campaign`; the rules run `e2store campaign` commands.
 
 BEST = config.get("best")
 
@@ -14,13 +15,20 @@ def best_boards():
 
 
 def best_receipt(arm, seed, shard, shards):
-    return best_path("receipts", arm, f"s{seed}-shard-{shard}-of-{shards}.json")
+    """A job's receipt (named by `e2store.campaign.receipt_path`, read by its `status`)."""
+    from e2store.campaign import receipt_path
+
+    return receipt_path(best_path(), arm, seed, (shard, shards))
+
+
+def best_log(arm, seed, shard, shards):
+    from e2store.campaign import log_path
+
+    return log_path(best_path(), arm, seed, (shard, shards))
 
 
 def best_receipts():
-    n = int(BEST.get("shards", 1))
-    return [best_receipt(a, s, k, n) for a in BEST_ARMS for s in BEST.get("seeds", [0])
-            for k in range(n)]
+    return [best_receipt(a, s, k, n) for a, s, (k, n) in BEST_CAMPAIGN.jobs()]
 
 
 def best_instance():
@@ -38,19 +46,6 @@ def best_instance():
     return name
 
 
-def best_saved_top():
-    """How many of the campaign's best boards `best_report` saves as Blackwood-style files
-    (`best.saved`, default 20; 0: none)."""
-    return int(BEST.get("saved", 20))
-
-
-def best_thresholds():
-    """`summary --boards` options of the report's depths and tail targets (`best.depths`,
-    `best.targets`; default the board's)."""
-    return " ".join(f"--{k} " + ",".join(str(int(v)) for v in BEST[k])
-                    for k in ("depths", "targets") if BEST.get(k))
-
-
 def best_resources():
     """The SLURM resources of a best_shard job: memory by its workers (about 0.25 GB for
     the main process and 0.2 GB a worker on Eternity II, with room), and with a `minutes`
@@ -61,64 +56,25 @@ def best_resources():
     import math
 
     res = {"mem_mb": lambda wildcards, threads: 1000 + 500 * threads}
-    if BEST.get("minutes") is not None:
-        res["runtime"] = math.ceil(float(BEST["minutes"]) * 1.1) + 10
+    if BEST_CAMPAIGN.minutes is not None:  # checked: finite and bounded
+        res["runtime"] = math.ceil(BEST_CAMPAIGN.minutes * 1.1) + 10
     return res
 
 
-def check_best_config():
-    """The arms' command-line arguments and the budget; WorkflowError (one line) for a
-    bad `best:` section."""
-    from e2store.cli.solve import solve_cmd
-    from e2store.errors import SolverError
-    from e2store.solver.best import check_arms, check_budget, check_unique_keys
-
-    try:
-        for path in workflow.configfiles:
-            check_unique_keys(path)
-        return check_arms(BEST["arms"], solve_cmd), check_budget(BEST)
-    except SolverError as e:
-        raise WorkflowError(str(e)) from None
-
-
-def best_run_shard(wc, instance, receipt, log, threads):
-    """Run one (arm, seed, shard) job (`e2store.solver.best.run_shard`): its log (the
-    command, its start, its stderr and a line per restart, its result and exit code) and
-    receipt (the shard as the dataset holds it, and what this job added); with a restarts
-    budget, only the shard's restarts not yet in the dataset.  Its search ends with this
-    job's thread (a SIGKILL of the Snakemake running it) and with the Snakemake that
-    started the job (`best_watch`)."""
+def best_campaign():
+    """The `best:` section as a checked `e2store.campaign.Campaign` (every arm's options on
+    the campaign's instance, the budget, seeds, shards, workers): WorkflowError, one line,
+    for anything out of place, before any job runs."""
+    from e2store.campaign import Campaign
     from e2store.errors import E2StoreError
-    from e2store.solver.best import run_shard, shard_command, shard_done
 
-    seed, shard = int(wc.seed), (int(wc.shard), int(wc.shards))
-    done = shard_done(best_boards(), wc.arm, seed, shard)
-    budget = BEST_BUDGET
-    if budget[0] == "--restarts":
-        budget = ("--restarts", str(max(0, int(budget[1]) - len(done))))
-    cmd = shard_command(instance, wc.arm, BEST_ARMS[wc.arm], seed, shard, best_boards(),
-                        budget, restart_nodes=BEST.get("restart_nodes"),
-                        clues=BEST.get("clues"), workers=threads)
     try:
-        run_shard(cmd, best_boards(), wc.arm, seed, shard, receipt=receipt, log=log,
-                  done=done, run=budget[1] != "0", watch=best_watch(), workers=threads)
+        campaign = Campaign.from_mapping(BEST, instance=best_instance(), boards=best_boards())
+        if os.path.exists(campaign.instance):  # a demo instance the pipeline makes first:
+            campaign.check()  # its arms are checked by each job (`campaign run-shard`)
     except E2StoreError as e:
-        raise WorkflowError(f"best_shard {wc.arm} seed {seed} shard {shard[0]}/{shard[1]}: "
-                            f"{e}") from None
-
-
-def best_watch():
-    """In a job's own Snakemake (`--mode subprocess`: the local executor runs each `run:`
-    job so, through `sh -c`), a check that the Snakemake which started it still runs (the
-    nearest process of this Python above): a `kill -9` of it leaves this one running, and
-    the job's search ends when the check fails.  None elsewhere: a job run in a thread of
-    the main Snakemake ends with it (`run_watched`), one on SLURM with its allocation."""
-    if not workflow.subprocess_exec:
-        return None
-    from e2store.processes import ancestor_running, still_running
-
-    found = ancestor_running()
-    return None if found is None else (lambda: still_running(*found))
+        raise WorkflowError(str(e)) from None
+    return campaign
 
 
 def best_end_jobs_on_stop():
@@ -128,7 +84,7 @@ def best_end_jobs_on_stop():
     budget's job would run for hours).  On SLURM nothing changes (`scancel` ends jobs)."""
     import signal
 
-    from e2store.solver.best import end_shard_solves
+    from e2store.campaign import end_shard_solves
 
     if not (workflow.is_main_process and workflow.local_exec):
         return
@@ -146,4 +102,4 @@ def best_end_jobs_on_stop():
         signal.signal(sig, handler)
 
 
-BEST_ARMS, BEST_BUDGET = check_best_config() if BEST else ({}, ("--restarts", "0"))
+BEST_CAMPAIGN = best_campaign() if BEST else None

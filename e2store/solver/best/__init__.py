@@ -5,7 +5,7 @@ fixed cells, frame test and generated-kernel machinery (`e2store.solver.plan`,
 
 Its public API, the only names imported from outside this package:
 
-* `solve_best` is `e2store solve --best` (the boards file, resumed, filled, reported);
+* `solve_best` is `e2store best` (the boards file, resumed, filled, reported);
   `run_best` the same run without a file; both take `best_plan`'s options, whose
   defaults are the command's (`schedules`: declared once);
 * `BestPlan` / `best_plan` the kernel's tables, `BestSearch` restarts of the kernel,
@@ -17,12 +17,11 @@ Its public API, the only names imported from outside this package:
 * the store's heuristics (`tileability`, `piece_order`, `quota_from_store`) and the
   parameters (`SCHEDULES`, `CLUES`, `DEFAULT_*`, `break_schedule`, `quota_curve`).
 
-* `check_arms`, `check_budget`, ... a campaign's config checked, its jobs' commands;
-  `run_shard` a job run (ending with its Snakemake), `shard_costs` / `cost_totals` what
-  the dataset holds of a shard, `end_shard_solves` the jobs' searches stopped.
+* `BestOptions` a run's search options as one frozen object, checked against the plan
+  (`ARM_OPTIONS`: what a campaign's arm sets); campaigns themselves are `e2store.campaign`.
 
 Modules: `schedules` (parameters, light), `plan`, `search`, `run`, `session`, `fill`,
-`finish`, `store`, `campaign`; private `_kernels` (the generic numba kernel), `_gen` (the
+`finish`, `store`, `options`; private `_kernels` (the generic numba kernel), `_gen` (the
 generated one) and `_finish_kernels` (the tail re-solve's).
 """
 
@@ -45,31 +44,20 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "fill": ("fill_holes", "Filled", "EXACT_HOLES"),
     "finish": ("resolve_tail", "grow_tail", "Resolved"),
     "store": ("tileability", "piece_order", "quota_from_store"),
-    "campaign": ("ARM_OPTIONS", "check_arms", "check_budget", "check_unique_keys",
-                 "restarts_left", "shard_command", "shard_done", "shard_costs", "cost_totals",
-                 "shard_receipt", "run_shard", "is_shard_argv", "end_shard_solves"),
+    "options": ("BestOptions", "ARM_OPTIONS", "CAMPAIGN_OPTIONS", "MAX_RESTART_NODES"),
 })
 
 if TYPE_CHECKING:  # the real names for type checkers; at run time each is imported on first use
-    from e2store.solver.best.campaign import ARM_OPTIONS as ARM_OPTIONS
-    from e2store.solver.best.campaign import check_arms as check_arms
-    from e2store.solver.best.campaign import check_budget as check_budget
-    from e2store.solver.best.campaign import check_unique_keys as check_unique_keys
-    from e2store.solver.best.campaign import cost_totals as cost_totals
-    from e2store.solver.best.campaign import end_shard_solves as end_shard_solves
-    from e2store.solver.best.campaign import is_shard_argv as is_shard_argv
-    from e2store.solver.best.campaign import restarts_left as restarts_left
-    from e2store.solver.best.campaign import run_shard as run_shard
-    from e2store.solver.best.campaign import shard_command as shard_command
-    from e2store.solver.best.campaign import shard_costs as shard_costs
-    from e2store.solver.best.campaign import shard_done as shard_done
-    from e2store.solver.best.campaign import shard_receipt as shard_receipt
     from e2store.solver.best.fill import EXACT_HOLES as EXACT_HOLES
     from e2store.solver.best.fill import Filled as Filled
     from e2store.solver.best.fill import fill_holes as fill_holes
     from e2store.solver.best.finish import Resolved as Resolved
     from e2store.solver.best.finish import grow_tail as grow_tail
     from e2store.solver.best.finish import resolve_tail as resolve_tail
+    from e2store.solver.best.options import ARM_OPTIONS as ARM_OPTIONS
+    from e2store.solver.best.options import CAMPAIGN_OPTIONS as CAMPAIGN_OPTIONS
+    from e2store.solver.best.options import MAX_RESTART_NODES as MAX_RESTART_NODES
+    from e2store.solver.best.options import BestOptions as BestOptions
     from e2store.solver.best.plan import BestPlan as BestPlan
     from e2store.solver.best.plan import best_plan as best_plan
     from e2store.solver.best.plan import clue_cells as clue_cells

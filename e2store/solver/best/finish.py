@@ -52,9 +52,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from e2store.boards.table import board_cells, score
 from e2store.errors import SolverError
 from e2store.instance.model import GREY, Instance
-from e2store.solver.boards import board_cells, score
 from e2store.solver.plan import frame_mask, grey_masks
 from e2store.zones.geometry import SIDE_STEP
 

@@ -1,6 +1,6 @@
 """The plan of a best-score search (docs/solver.md, *Best score*): the kernel's tables for
 one instance, scan order, fixed cells, break schedule, colour quota and piece order, and
-`best_plan`, which resolves the options of `e2store solve --best` (their defaults declared
+`best_plan`, which resolves the options of `e2store best` (their defaults declared
 once, in `e2store.solver.best.schedules`) into one.
 
 Per depth d (the d-th free cell of the scan order) two *key sides* select the candidate
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from e2store.boards.table import frame_colours, inner_joins
 from e2store.errors import SolverError
 from e2store.instance.model import GREY, Instance
-from e2store.solver.boards import frame_colours, inner_joins
 from e2store.solver.plan import fixed_problem, frame_mask, grey_masks, seed_cells
 from e2store.solver.scan import scan_order
 from e2store.zones.geometry import SIDE_STEP
@@ -225,7 +225,7 @@ class BestPlan:
 
     @property
     def order_name(self) -> str:
-        """The piece order, as `e2store solve --best --order` names it."""
+        """The piece order, as `e2store best --order` names it."""
         return "store" if self.piece_rank is not None else "random"
 
 
@@ -299,7 +299,7 @@ def best_plan(instance: Instance, scan: str | Path | np.ndarray = DEFAULT_SCAN,
               piece_rank: np.ndarray | None = None, *, clues: str | None = None,
               order: str = DEFAULT_ORDER, store: str | Path | None = None) -> BestPlan:
     """The plan of a best-score search, its options checked (SolverError naming the
-    problem) and resolved as `e2store solve --best` resolves them, defaults included:
+    problem) and resolved as `e2store best` resolves them, defaults included:
     `clues` (a name of `CLUES`) added to the `fixed` cells; `breaks` "auto": the clues
     schedule with all five clues, else Blackwood's; `quota` "auto": Blackwood's colours on
     Eternity II's pieces, else none, "store": the colours whose pieces tile worst in the

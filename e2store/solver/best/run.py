@@ -1,6 +1,6 @@
 """A whole best-score run: restarts of `BestSearch` over one or more processes, until a
 node or time limit, a perfect board, or Ctrl-C (at any point of the run: the restarts
-that ended kept); each restart's best board kept (`e2store solve --best` without its
+that ended kept); each restart's best board kept (`e2store best` without its
 boards file, docs/solver.md *Best score*).
 
 Restart k of a run with seed S draws its tie-breaks from (S, k) and runs at most
@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
+from e2store.boards.table import Boards, make_boards
 from e2store.errors import ChildFailedError, SolverError
 from e2store.instance.model import Instance
 from e2store.processes import die_with_parent, quiet_spawn_context
-from e2store.solver.boards import Boards, make_boards
 
 from .plan import BestPlan, best_plan
 from .schedules import (
@@ -165,7 +165,7 @@ def run_best(instance: Instance, *, scan: str | Path | np.ndarray = DEFAULT_SCAN
              heartbeat: Callable[[], None] | None = None,
              plan: BestPlan | None = None,
              interrupted: threading.Event | None = None) -> BestRun:
-    """`e2store solve --best` without its boards file: the options (`best_plan`, defaults
+    """`e2store best` without its boards file: the options (`best_plan`, defaults
     the command's) and limits are the command's.  Runs restarts first_restart,
     first_restart+1, ... (skipping those in `done`: a resumed run's finished restarts, so
     none is run twice), or with `shard` (K, N) only those k with k % N == K (the shards of

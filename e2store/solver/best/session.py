@@ -1,4 +1,4 @@
-"""`e2store solve --best` and `e2store score` as library calls: a best-score run that
+"""`e2store best` and `e2store score` as library calls: a best-score run that
 writes its boards file (resumed, one writer at a time, every restart saved as it ends, its
 best boards filled), the live display of a run, its report, and the scores of boards given
 as files or URLs.  The command line parses its options and calls these."""
@@ -45,13 +45,13 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
                fill: bool = True, finish: bool = True, kernel: str = "auto",
                live: bool = False, arm: str | None = None,
                shard: tuple[int, int] | None = None) -> dict[str, Any]:
-    """Run a best-score search as `e2store solve --best` does (the options and defaults
+    """Run a best-score search as `e2store best` does (the options and defaults
     are `best_plan`'s and `run_best`'s) and return its report (`best_report`): every
     restart's best board (and, with `fill`, that board with its holes filled, and with
     `finish` too, the best of its boards finished: `finish_restart`) saved as the
     restart ends: appended to the boards file `output`, or written as the restart's part
     of the boards dataset `output` (a directory, a name ending in `/` or without suffix:
-    `e2store.solver.boards_dataset`), in its arm `arm` (default "default").  The file, or
+    `e2store.boards.dataset`), in its arm `arm` (default "default").  The file, or
     the dataset's (arm, seed), is held for the whole run (a second writer gets
     `BusyError`); the restarts of `seed` it holds are not run again (a damaged file is
     refused, never rewritten).  `live`: draw the progress line on stderr (the status file
@@ -61,8 +61,8 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
     `ended` "interrupted", the restarts that ended in `output` (a fill under way ends
     early, its board as filled so far; a store's tables being built, or the kernel's
     compile, cannot stop midway: the run ends after them, nothing run)."""
-    from e2store.solver.boards import make_boards
-    from e2store.solver.boards_dataset import boards_sink
+    from e2store.boards.dataset import boards_sink
+    from e2store.boards.table import make_boards
 
     interrupted = threading.Event()  # set by Ctrl-C: the run stops, what ended is kept
     with sigint_sets(interrupted):  # up to the report: no KeyboardInterrupt midway
@@ -151,8 +151,8 @@ def finish_restart(instance: Instance, plan: BestPlan, r: RestartResult, filled:
     (`board_key`) is in `seen`, finished earlier in the run, is not finished again; each
     board's key, before and after its fill, is added.  Never below `filled`'s score.
     `stop()` true cuts it short (the best so far)."""
-    from e2store.solver.board_keys import board_key
-    from e2store.solver.boards import score
+    from e2store.boards.keys import board_key
+    from e2store.boards.table import score
 
     from .finish import grow_tail
     from .schedules import FINISH_KS, FINISH_NODES, FINISH_SECONDS
@@ -283,8 +283,8 @@ def score_url(url: str) -> dict[str, Any]:
     `aaaa`; `colours_board`): matched joins, joins, holes.  Every lettering of the viewer
     gives the same score: an order relabels colours one to one and keeps `a` grey; an
     unknown `motifs_order` is refused (`parse_url`)."""
+    from e2store.boards.table import score
     from e2store.instance.url import colours_board
-    from e2store.solver.boards import score
 
     return {"board": url, **score(*colours_board(url)).to_dict()}
 
@@ -293,12 +293,12 @@ def score_boards(instance: Instance, sources: Sequence[str], fill: bool = False,
                  top: int | None = None, improve: bool = False) -> list[dict[str, Any]]:
     """The score of every board of `sources` (files of `x y piece r` lines, boards files,
     boards datasets, saved-board and solutions files, board URLs), each with where it
-    comes from and its viewer URL (`e2store.solver.board_sources.score_sources`); with
+    comes from and its viewer URL (`e2store.boards.sources.score_sources`); with
     `fill`, of the board with its holes filled (`fill_holes`), the partial board's score
     kept as `filled_from`; with `improve`, filled and then its tail re-solved exactly
     (`improve_board`), the filled score kept as `improved_from`; `top`: only the best
     `top` (`e2store score --top`)."""
-    from e2store.solver.board_sources import score_sources
+    from e2store.boards.sources import score_sources
 
     def filled(cells: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
         f = fill_holes(instance, cells)

@@ -1,4 +1,4 @@
-"""What the corolle store tells the best-score search (`solve --best --store`): how well
+"""What the corolle store tells the best-score search (`e2store best --store`): how well
 each piece tiles, from the hamming-1 corolles of the store, in place of what the field
 sets by hand.
 

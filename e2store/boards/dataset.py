@@ -1,20 +1,20 @@
 """The boards dataset: a directory a best-score run adds one boards file to per restart
-(`e2store solve --best -o DIR`), so that saving a restart costs the same at restart 10 as
+(`e2store best -o DIR`), so that saving a restart costs the same at restart 10 as
 at restart 100,000, and the dataset can be read while a run writes it; compacted, many
 restarts to a file, so that a campaign's 10^6 boards read fast (docs/store-format.md,
 *Boards files and datasets*).
 
 **Layout**: `DIR/arm=<arm>/part-s<seed>-r<restart>.parquet` (Hive-partitioned by arm; the
 restart zero-padded to `RESTART_DIGITS`).  A part is a complete boards file
-(`e2store.solver.boards`: its columns, metadata and `rows_sha256` digest) holding one
+(`e2store.boards.table`: its columns, metadata and `rows_sha256` digest) holding one
 restart's rows: its best board and, with fill, its filled board.  A part is made in
 `arm=<arm>/.temp/` under a name not ending in `.parquet`, then renamed into place (a
 reader never sees half a part; the next write removes what a killed one left), and never
-rewritten.  A run holds `arm=<arm>/.seed=<seed>.lock` (`exclusive_writer`): one writer per
-(arm, seed); runs of other seeds or arms write beside it.  A shard K/N of a run (restarts k
-with k % N == K) holds `.seed=<seed>.shard=<K>of<N>.lock` instead: the shards of one N run
-at once (their restarts are disjoint; shards of another N, or an unsharded run, beside them
-are the caller's to avoid).
+rewritten.  A shard K/N of a run (restarts k with k % N == K) holds
+`arm=<arm>/.seed=<seed>.shard=<K>of<N>.lock` (`exclusive_writer`), an unsharded run that of
+shard 0 of 1: the shards of one N run at once (their restarts are disjoint), a run of the
+seed sharded otherwise is refused while one holds its lock; runs of other seeds or arms
+write beside it.
 
 **Compacted files** (`compact_boards_dataset`, `e2store compact-boards`):
 `arm=<arm>/compact-s<seed>-r<first>-r<last>-n<restarts>.parquet`, a complete boards file
@@ -36,41 +36,43 @@ restarts it holds); a file that fails is read again by `read_boards`, whose erro
 it.  Rows come in (arm, seed, restart) order, one entry of `parts` per restart.
 
 This module is the dataset's face (its names are imported from here) and its writer's
-sink; the layout and listing are `e2store.solver.boards_parts`, the reading
-`e2store.solver.boards_read`, the compaction `e2store.solver.boards_compact`.
+sink; the layout and listing are `e2store.boards.parts`, the reading
+`e2store.boards.read`, the compaction `e2store.boards.compact`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from e2store.boards.compact import COMPACT_MIN_PARTS as COMPACT_MIN_PARTS
+from e2store.boards.compact import COMPACT_RESTARTS as COMPACT_RESTARTS
+from e2store.boards.compact import compact_boards_dataset as compact_boards_dataset
+from e2store.boards.parts import COMPACT_PREFIX as COMPACT_PREFIX
+from e2store.boards.parts import COMPACTED as COMPACTED
+from e2store.boards.parts import DEFAULT_ARM as DEFAULT_ARM
+from e2store.boards.parts import RESTART_DIGITS as RESTART_DIGITS
+from e2store.boards.parts import SCRATCH as SCRATCH
+from e2store.boards.parts import Part as Part
+from e2store.boards.parts import check_arm as check_arm
+from e2store.boards.parts import compact_name as compact_name
+from e2store.boards.parts import dataset_parts as dataset_parts
+from e2store.boards.parts import first_line, held_shards, lock_name
+from e2store.boards.parts import is_dataset_target as is_dataset_target
+from e2store.boards.parts import part_name as part_name
+from e2store.boards.parts import part_path as part_path
+from e2store.boards.parts import remove_killed_temps as remove_killed_temps
+from e2store.boards.parts import write_part as write_part
+from e2store.boards.read import CHECK_ROWS as CHECK_ROWS
+from e2store.boards.read import DatasetBoards as DatasetBoards
+from e2store.boards.read import check_part_names
+from e2store.boards.read import read_boards_dataset as read_boards_dataset
+from e2store.boards.table import Boards, read_boards
 from e2store.errors import SolverError
 from e2store.instance.model import Instance
 from e2store.instance.parsing import shown_path as _n
-from e2store.solver.boards import Boards, read_boards
-from e2store.solver.boards_compact import COMPACT_MIN_PARTS as COMPACT_MIN_PARTS
-from e2store.solver.boards_compact import COMPACT_RESTARTS as COMPACT_RESTARTS
-from e2store.solver.boards_compact import compact_boards_dataset as compact_boards_dataset
-from e2store.solver.boards_parts import COMPACT_PREFIX as COMPACT_PREFIX
-from e2store.solver.boards_parts import COMPACTED as COMPACTED
-from e2store.solver.boards_parts import DEFAULT_ARM as DEFAULT_ARM
-from e2store.solver.boards_parts import RESTART_DIGITS as RESTART_DIGITS
-from e2store.solver.boards_parts import SCRATCH as SCRATCH
-from e2store.solver.boards_parts import Part as Part
-from e2store.solver.boards_parts import check_arm as check_arm
-from e2store.solver.boards_parts import compact_name as compact_name
-from e2store.solver.boards_parts import dataset_parts as dataset_parts
-from e2store.solver.boards_parts import first_line
-from e2store.solver.boards_parts import is_dataset_target as is_dataset_target
-from e2store.solver.boards_parts import part_name as part_name
-from e2store.solver.boards_parts import part_path as part_path
-from e2store.solver.boards_parts import remove_killed_temps as remove_killed_temps
-from e2store.solver.boards_parts import write_part as write_part
-from e2store.solver.boards_read import CHECK_ROWS as CHECK_ROWS
-from e2store.solver.boards_read import DatasetBoards as DatasetBoards
-from e2store.solver.boards_read import read_boards_dataset as read_boards_dataset
 
 
 class BoardsSink:
@@ -82,7 +84,7 @@ class BoardsSink:
         self.done: set[int] = set()
 
     def write(self, restart: int, boards: Boards) -> None:
-        from e2store.solver.boards import append_boards
+        from e2store.boards.table import append_boards
 
         if self.arm is None:
             append_boards(self.path, self.instance, boards)
@@ -120,14 +122,13 @@ def boards_sink(output: str | Path, instance: Instance, seed: int,
         return
     arm = check_arm(DEFAULT_ARM if arm is None else arm)
     arm_dir = out / f"arm={arm}"
-    lock = f"seed={seed}" + ("" if shard is None else f".shard={shard[0]}of{shard[1]}")
-    with exclusive_writer(arm_dir / lock, "seed of a boards dataset" if shard is None else
-                          "shard of a seed of a boards dataset"):
+    with _run_lock(arm_dir, seed, shard):
         remove_killed_temps(arm_dir)
         sink = BoardsSink(out, instance, seed, arm)
         parts = dataset_parts(out)  # every arm's names, to check each is a part's
-        sink.done = {p.restart for p in parts
-                     if (p.arm, p.seed) == (arm, seed) and _in_shard(p.restart, shard)}
+        mine = [p for p in parts if (p.arm, p.seed) == (arm, seed)]
+        check_part_names([p for p in mine if not p.compacted])  # the names are trusted next
+        sink.done = {p.restart for p in mine if _in_shard(p.restart, shard)}
         if parts:  # one file's metadata (not its rows): the dataset's instance
             try:
                 meta = table_schema(parts[0].path).metadata or {}
@@ -140,6 +141,32 @@ def boards_sink(output: str | Path, instance: Instance, seed: int,
                                   f", not of {instance.id} ({instance.name}): write them to "
                                   f"another directory")
         yield sink
+
+
+@contextlib.contextmanager
+def _run_lock(arm_dir: Path, seed: int, shard: tuple[int, int] | None) -> Iterator[None]:
+    """Hold the lock of a run of (arm, seed, shard) (`lock_name`: an unsharded run is shard
+    0 of 1), then refuse (BusyError) when a run of the seed sharded otherwise holds its
+    own: the runs of one seed at once are the shards of one N, whose restarts are
+    disjoint.  Two runs of different N starting at the same moment may both be refused,
+    never both run."""
+    from e2store.files import BusyError, exclusive_writer, run_lock
+
+    what = "seed of a boards dataset" if shard is None else "shard of a seed of a boards dataset"
+    n = 1 if shard is None else shard[1]
+    with exclusive_writer(arm_dir / lock_name(seed, shard), what):
+        for k2, n2, name in held_shards(os.listdir(arm_dir), seed):
+            if n2 == n:
+                continue
+            with run_lock(arm_dir / f".{name}.lock", blocking=False) as fd:
+                if fd is None:
+                    mine = "an unsharded run" if shard is None else f"shard {shard[0]} of {n}"
+                    theirs = "an unsharded run" if n2 == 1 else f"shard {k2} of {n2}"
+                    raise BusyError(f"{_n(arm_dir)}: {theirs} of seed {seed} is running; "
+                                    f"{mine} would repeat its restarts (the runs of a seed "
+                                    f"at once are the shards of one count): wait for it to "
+                                    f"end, or run another seed")
+        yield
 
 
 def _in_shard(restart: int, shard: tuple[int, int] | None) -> bool:

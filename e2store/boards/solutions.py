@@ -8,15 +8,14 @@ from pathlib import Path
 
 import numpy as np
 
+from e2store.boards.schema import BOARDS_FORMAT, cells_schema
 from e2store.errors import InvalidSolutionError, SolverError
 from e2store.files import atomic_write, read_table, write_table
+from e2store.instance.cells_files import file_error
 from e2store.instance.model import GREY, MAX_PIECES, Instance
 from e2store.instance.parsing import open_capped, os_problem, shown_path, size_text
-from e2store.solver.scan import file_error
-from e2store.store.layout import board_schema
 
 SOLUTIONS_FORMAT = "e2store-solutions"
-_BOARDS_FORMAT = "e2store-boards"  # e2store.solver.boards.BOARDS_FORMAT (it imports this module)
 
 
 SOLUTIONS_VERSION = 1
@@ -106,7 +105,7 @@ def write_solutions(path: str | Path, boards: np.ndarray, instance: Instance | N
                     height=str(instance.height))
     if scan is not None:
         meta["scan"] = str(scan)
-    schema = board_schema(names, pa.int16(), meta)
+    schema = cells_schema(names, pa.int16(), meta)
     table = pa.Table.from_arrays([pa.array(b[:, i], type=pa.int16()) for i in range(n)],
                                  schema=schema)
     write_table(target, table)
@@ -143,8 +142,8 @@ def read_solutions(path: str | Path) -> np.ndarray:
     except Exception as e:  # pyarrow's errors for a file that is no table
         problem = (str(e).splitlines() or [type(e).__name__])[0][:120]
         raise file_error(p, None, f"not a solutions file: {problem!r}", expected) from None
-    if (t.schema.metadata or {}).get(b"format") == _BOARDS_FORMAT.encode():
-        raise SolverError(f"{shown_path(p)}: a boards file (of `solve --best -o`), not a "
+    if (t.schema.metadata or {}).get(b"format") == BOARDS_FORMAT.encode():
+        raise SolverError(f"{shown_path(p)}: a boards file (of `e2store best -o`), not a "
                           f"solutions file: `score INSTANCE FILE --best` or `url INSTANCE "
                           f"--solutions FILE` show its best board, `render board INSTANCE "
                           f"FILE --best` draws it")

@@ -32,22 +32,24 @@ from pathlib import Path
 
 import numpy as np
 
+from e2store.boards.keys import half_turn
+from e2store.boards.schema import (
+    ARM_KEY,
+    BOARD_STATS,
+    BOARD_STATS_V2,
+    BOARDS_FORMAT,
+    BOARDS_VERSION,
+    DIGEST_KEY,
+    STAT_DEFAULTS,
+    TURNED_BEFORE,
+    board_size,
+    boards_schema,
+    file_version,
+    shown_version,
+)
 from e2store.errors import DamagedDataError, E2StoreNote, RenderError, SolverError
 from e2store.instance.model import GREY, Instance
 from e2store.instance.parsing import shown_path as _n
-
-BOARDS_FORMAT = "e2store-boards"
-BOARDS_VERSION = 3  # 3: the official orientation; 2: the rows' digest `rows_sha256`
-TURNED_BEFORE = 3  # 16x16 boards of older files are Eternity II's turned a half turn
-DIGEST_KEY = "rows_sha256"
-BOARD_STATS_V2 = (("depth", "int32"), ("score", "int32"), ("joins", "int32"),
-                  ("mismatches", "int32"), ("holes", "int32"), ("seed", "int64"),
-                  ("restart", "int64"), ("nodes", "int64"), ("seconds", "float64"),
-                  ("source", "string"))
-# version 3: when the board was found (UTC seconds since the epoch, 0 unknown) and its
-# e2.bucas.name URL ("" when the instance has no lettering)
-BOARD_STATS = BOARD_STATS_V2 + (("found", "float64"), ("url", "string"))
-STAT_DEFAULTS = {"found": 0.0, "url": ""}
 
 
 def inner_joins(width: int, height: int) -> int:
@@ -162,9 +164,12 @@ class Boards:
                 for k, v in self.stats.items()}
 
 
-def _meta(instance: Instance) -> dict[str, str]:
-    return {"format": BOARDS_FORMAT, "version": str(BOARDS_VERSION), "instance": instance.id,
+def _meta(instance: Instance, arm: str | None) -> dict[str, str]:
+    meta = {"format": BOARDS_FORMAT, "version": str(BOARDS_VERSION), "instance": instance.id,
             "width": str(instance.width), "height": str(instance.height)}
+    if arm is not None:  # a dataset's file says its arm (its place: `ARM_KEY`)
+        meta[ARM_KEY] = arm
+    return meta
 
 
 def rows_digest(meta: dict[str, str], boards: Boards,
@@ -188,8 +193,9 @@ def rows_digest(meta: dict[str, str], boards: Boards,
     return h.hexdigest()
 
 
-def boards_table(instance: Instance, boards: Boards):
-    """The Arrow table of `boards` with the format's metadata and its rows' digest."""
+def boards_table(instance: Instance, boards: Boards, *, arm: str | None = None):
+    """The Arrow table of `boards` with the format's metadata (a dataset's `arm` too) and
+    its rows' digest."""
     import pyarrow as pa
 
     n = instance.width * instance.height
@@ -206,15 +212,13 @@ def boards_table(instance: Instance, boards: Boards):
                 stats["url"][i] = board_url(instance, cells[i].astype(np.int64))
             except UrlError:
                 pass  # more colours than the viewer letters: no URL
-    meta = _meta(instance)
+    meta = _meta(instance, arm)
     meta[DIGEST_KEY] = rows_digest(meta, Boards(cells, stats))
-    fields = [pa.field(f"c{i}", pa.int16()) for i in range(n)]
+    schema = boards_schema(n, meta)
     cols = [pa.array(cells[:, i], type=pa.int16()) for i in range(n)]
-    for name, kind in BOARD_STATS:
-        t = pa.string() if kind == "string" else getattr(pa, kind)()
-        fields.append(pa.field(name, t))
-        cols.append(pa.array(list(stats[name]) if kind == "string" else stats[name], type=t))
-    return pa.Table.from_arrays(cols, schema=pa.schema(fields, metadata=meta))
+    cols += [pa.array(list(stats[name]) if kind == "string" else stats[name],
+                      type=schema.field(name).type) for name, kind in BOARD_STATS]
+    return pa.Table.from_arrays(cols, schema=schema)
 
 
 def _column(t, name: str, kind: str, p: Path) -> np.ndarray:
@@ -263,39 +267,39 @@ def _boards_of(t, p: Path, instance: Instance | None) -> Boards:
             for k, v in (t.schema.metadata or {}).items()}
     if meta.get("format") != BOARDS_FORMAT:
         raise SolverError(f"{_n(p)}: not a boards file (format {meta.get('format')!r:.60}, "
-                          f"expected {BOARDS_FORMAT!r}: written by `e2store solve --best -o`)")
-    version = meta.get("version", "")
-    if not (version.isascii() and version.isdigit()) or int(version) > BOARDS_VERSION:
-        raise SolverError(f"{_n(p)}: boards file version {version!r:.30} is newer than this "
-                          f"e2store reads ({BOARDS_VERSION}); upgrade e2store")
+                          f"expected {BOARDS_FORMAT!r}: written by `e2store best -o`)")
+    version = file_version(meta)
+    if version is None or version > BOARDS_VERSION:
+        raise SolverError(f"{_n(p)}: boards file version {shown_version(meta)} is not one "
+                          f"this e2store reads (1..{BOARDS_VERSION}); upgrade e2store")
     if instance is not None and meta.get("instance") != instance.id:
         raise SolverError(f"{_n(p)}: holds boards of instance {meta.get('instance')!r:.80}, not "
                           f"of {instance.id} ({instance.name})")
-    size = [meta.get(k, "") for k in ("width", "height")]
-    if not all(v.isascii() and v.isdigit() and 0 < int(v) <= 64 for v in size):
-        raise DamagedDataError(f"{_n(p)}: damaged boards file (width {size[0]!r:.20}, height "
-                               f"{size[1]!r:.20}: expected 1..64)")
-    w, h = map(int, size)
+    size = board_size(meta)
+    if size is None:
+        raise DamagedDataError(f"{_n(p)}: damaged boards file (width {meta.get('width')!r:.20}"
+                               f", height {meta.get('height')!r:.20}: expected 1..64)")
+    w, h = size
     if instance is not None and (w, h) != (instance.width, instance.height):
         raise DamagedDataError(f"{_n(p)}: damaged boards file ({w}x{h} in its metadata, the "
                                f"instance is {instance.width}x{instance.height})")
     n = w * h
     board = [_column(t, f"c{i}", "int16", p) for i in range(n)]  # each there and typed
     cells = np.column_stack(board) if len(t) else np.zeros((0, n), np.int16)
-    columns = BOARD_STATS if int(version) >= 3 else BOARD_STATS_V2
+    columns = BOARD_STATS if version >= 3 else BOARD_STATS_V2
     stats = {name: _column(t, name, kind, p) for name, kind in columns}
     for name, kind in BOARD_STATS[len(columns):]:  # older files: unknown
         stats[name] = np.full(len(t), STAT_DEFAULTS[name], dtype=object if kind == "string"
                               else kind)
     out = Boards(cells.astype(np.int16, copy=False), stats, meta)
-    if int(version) >= 2:
+    if version >= 2:
         found = rows_digest(meta, out, columns)
         if meta.get(DIGEST_KEY) != found:
             raise DamagedDataError(f"{_n(p)}: damaged boards file (its rows do not match their "
                                    f"digest {meta.get(DIGEST_KEY, 'none')!r:.20}...: a "
                                    f"changed byte); it is left as it is: restore it from a "
                                    f"copy, or move it aside")
-    if int(version) < TURNED_BEFORE and (w, h) == (16, 16):
+    if version < TURNED_BEFORE and (w, h) == (16, 16):
         out = Boards(half_turn(out.cells), out.stats, {**meta, "turned": "half"})
         warnings.warn(E2StoreNote(
             f"{_n(p)}: boards written before e2store used Eternity II's official "
@@ -304,13 +308,6 @@ def _boards_of(t, p: Path, instance: Instance | None) -> Boards:
     if instance is not None:
         check_rows(instance, out, p)
     return out
-
-
-def half_turn(cells: np.ndarray) -> np.ndarray:
-    """Boards (k, W*H) turned a half turn: cell i moves to W*H-1-i and each piece turns two
-    quarter turns (holes stay holes); score, mismatches and holes are unchanged."""
-    a = np.asarray(cells)[:, ::-1]
-    return np.where(a >= 0, (a & ~3) | ((a + 2) & 3), a).astype(cells.dtype)
 
 
 def _first_line(e: Exception) -> str:
@@ -435,14 +432,14 @@ def read_any_board(instance: Instance, source: str | Path) -> list[np.ndarray]:
                               ) from None
         if meta.get("format") == BOARDS_FORMAT:
             return [board_cells(instance, b) for b in read_boards(p, instance).cells]
-        from e2store.solver.solutions import read_solutions
+        from e2store.boards.solutions import read_solutions
 
         return [board_cells(instance, b) for b in read_solutions(p)]
     if p.suffix.lower() == ".csv":
-        from e2store.solver.solutions import read_solutions
+        from e2store.boards.solutions import read_solutions
 
         return [board_cells(instance, b) for b in read_solutions(p)]
-    from e2store.solver.scan import read_seed_file
+    from e2store.instance.cells_files import read_seed_file
 
     cells = read_seed_file(p)
     board = np.full(instance.width * instance.height, -1, dtype=np.int64)
@@ -473,7 +470,7 @@ def best_row(boards: Boards) -> int | None:
 
 
 def is_boards_file(source: str | Path) -> bool:
-    """Whether `source` names a boards file (`solve --best -o`), by its metadata; a file
+    """Whether `source` names a boards file (`e2store best -o`), by its metadata; a file
     that does not start as Parquet or Arrow does (`PAR1`, `ARROW1`) is not opened as one."""
     from e2store.files import table_schema
     from e2store.instance.url import is_url

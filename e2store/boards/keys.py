@@ -7,7 +7,12 @@ import hashlib
 
 import numpy as np
 
-from e2store.solver.boards import half_turn
+
+def half_turn(cells: np.ndarray) -> np.ndarray:
+    """Boards (k, W*H) turned a half turn: cell i moves to W*H-1-i and each piece turns two
+    quarter turns (holes stay holes); score, mismatches and holes are unchanged."""
+    a = np.asarray(cells)[:, ::-1]
+    return np.where(a >= 0, (a & ~3) | ((a + 2) & 3), a).astype(cells.dtype)
 
 
 def quarter_turn(cells: np.ndarray, width: int, height: int) -> np.ndarray:
@@ -29,3 +34,18 @@ def board_key(cells: np.ndarray, width: int, height: int) -> str:
         q = quarter_turn(a, width, height)
         turns += [q, half_turn(q)]
     return hashlib.blake2b(min(t.tobytes() for t in turns), digest_size=16).hexdigest()
+
+
+def repeat_counts(cells: np.ndarray, arms: np.ndarray, complete: np.ndarray, width: int,
+                  height: int) -> dict[str, dict[str, int]]:
+    """Per arm, its complete boards (rows where `complete`: no hole) and how many of them
+    repeat one met before in the arm, turned too (`board_key`): {"complete", "distinct",
+    "repeats"}.  Repeats are a campaign's statistic: restarts that found nothing new."""
+    out: dict[str, dict[str, int]] = {}
+    arms = np.asarray(arms, dtype=object)
+    for arm in sorted(set(arms.tolist())):
+        rows = np.flatnonzero((arms == arm) & np.asarray(complete, dtype=bool))
+        keys = {board_key(cells[i], width, height) for i in rows.tolist()}
+        out[str(arm)] = {"complete": len(rows), "distinct": len(keys),
+                         "repeats": len(rows) - len(keys)}
+    return out

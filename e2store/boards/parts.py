@@ -1,4 +1,4 @@
-"""The layout of a boards dataset (`e2store.solver.boards_dataset`, whose docstring
+"""The layout of a boards dataset (`e2store.boards.dataset`, whose docstring
 describes the format): the names of its parts and compacted files, the listing of an arm
 (taken again while a compaction removes parts), the restarts each file holds, and the
 write of a part."""
@@ -13,10 +13,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from e2store.boards.table import Boards, boards_table
 from e2store.errors import DamagedDataError, SolverError
 from e2store.instance.model import Instance
 from e2store.instance.parsing import shown_path as _n
-from e2store.solver.boards import BOARD_STATS, Boards, boards_table
 
 DEFAULT_ARM = "default"  # the arm of a run outside a campaign
 RESTART_DIGITS = 9  # part names sort by restart up to 10^9 restarts
@@ -25,6 +25,7 @@ COMPACT_PREFIX = "compact-"
 COMPACTED = ".compacted"  # an arm's marker, rewritten by each compaction (boards_dataset)
 LIST_TRIES = 40  # listings of an arm taken while compactions go on, before giving up
 SHARD_LOCK = re.compile(r"\.seed=([0-9]+)\.shard=([0-9]+)of([0-9]+)\.lock")  # a shard's run
+_OLD_LOCK = re.compile(r"\.seed=([0-9]+)\.lock")  # an unsharded run's, before issue 57
 _ARM = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _PART = re.compile(r"part-s([0-9]+)-r([0-9]+)\.parquet")
 _COMPACT = re.compile(r"compact-s([0-9]+)-r([0-9]+)-r([0-9]+)-n([0-9]+)\.parquet")
@@ -55,7 +56,7 @@ class DatasetFile(NamedTuple):
 
 
 def is_dataset_target(output: str | Path) -> bool:
-    """Whether `solve --best -o OUTPUT` writes a boards dataset rather than a boards file:
+    """Whether `e2store best -o OUTPUT` writes a boards dataset rather than a boards file:
     OUTPUT is a directory, or ends with `/`, or (not there yet) has no suffix.  An
     existing file, and a new name ending in `.parquet`, `.arrow` (any suffix), is a
     file, as before datasets."""
@@ -75,6 +76,38 @@ def check_arm(arm: str) -> str:
                           f"'-', the first a letter or digit (it names the directory "
                           f"arm=<arm> of a boards dataset)").about("arm")
     return arm
+
+
+def lock_name(seed: int, shard: tuple[int, int] | None = None) -> str:
+    """The name of the lock a run of `seed` holds in its arm's directory (`exclusive_writer`
+    adds the dot and `.lock`): shard K of N, an unsharded run shard 0 of 1."""
+    k, n = (0, 1) if shard is None else shard
+    return f"seed={seed}.shard={k}of{n}"
+
+
+def held_shards(names: list[str], seed: int) -> list[tuple[int, int, str]]:
+    """(K, N, name without dot and `.lock`) of the shard locks of `seed` among `names` (an
+    arm directory's listing): the runs of the seed, or what dead ones left."""
+    out = []
+    for name in names:
+        m = SHARD_LOCK.fullmatch(name)
+        if m is not None and int(m[1]) == seed:
+            out.append((int(m[2]), int(m[3]), name[1:-len(".lock")]))
+    return out
+
+
+def run_locks(names: list[str]) -> list[tuple[int, int | None, int | None, str]]:
+    """(seed, K, N, file name) of the run locks among `names` (an arm directory's
+    listing): K, N None for an unsharded run (shard 0 of 1, or a lock of e2store before
+    shards shared one count)."""
+    out = []
+    for name in names:
+        if (m := SHARD_LOCK.fullmatch(name)) is not None:
+            k, n = int(m[2]), int(m[3])
+            out.append((int(m[1]), None if n == 1 else k, None if n == 1 else n, name))
+        elif (m := _OLD_LOCK.fullmatch(name)) is not None:
+            out.append((int(m[1]), None, None, name))
+    return out
 
 
 def part_name(seed: int, restart: int) -> str:
@@ -171,7 +204,7 @@ def arm_files(where: Path, arm: str) -> tuple[list[DatasetFile], list[str]]:
             continue
         raise SolverError(f"{_n(path)}: not a part of a boards dataset (expected "
                           f"part-s<seed>-r<restart, {RESTART_DIGITS} digits>.parquet, as "
-                          f"`solve --best -o DIR` writes, or compact-s<seed>-r<first>-"
+                          f"`e2store best -o DIR` writes, or compact-s<seed>-r<first>-"
                           f"r<last>-n<restarts>.parquet, as `compact-boards` writes)")
     return out, names
 
@@ -196,10 +229,16 @@ def _marker(where: Path) -> bytes:
         return b""
 
 
-_HELD: dict[Path, tuple[tuple[int, int, int], list[Part]]] = {}  # compacted file -> restarts
+_HELD: dict[Path, tuple[tuple[int, int, int], np.ndarray]] = {}  # compacted file -> restarts
 
 
 def _held(path: Path, arm: str, seed: int, first: int, last: int, count: int) -> list[Part]:
+    """The restarts the compacted file `path` holds as `Part`s (`held_restarts`)."""
+    return [Part(arm, seed, int(r), path) for r in held_restarts(path, seed, first, last,
+                                                                 count).tolist()]
+
+
+def held_restarts(path: Path, seed: int, first: int, last: int, count: int) -> np.ndarray:
     """The restarts the compacted file `path` holds, from its `seed` and `restart` columns
     (pages checked against their checksums), checked against its name; kept per file
     (a compacted file is never rewritten)."""
@@ -222,7 +261,18 @@ def _held(path: Path, arm: str, seed: int, first: int, last: int, count: int) ->
                                                                              "restart")):
         raise DamagedDataError(f"{_n(path)}: damaged boards file (its seed and restart "
                                f"columns are not int64 without nulls)")
-    seeds, restarts = t.column("seed").to_numpy(), t.column("restart").to_numpy()
+    held = check_held(path, t.column("seed").to_numpy(), t.column("restart").to_numpy(),
+                      seed, first, last, count)
+    if len(_HELD) >= 4096:
+        _HELD.clear()
+    _HELD[path] = (key, held)
+    return held
+
+
+def check_held(path: Path, seeds: np.ndarray, restarts: np.ndarray, seed: int, first: int,
+               last: int, count: int) -> np.ndarray:
+    """The distinct restarts of a compacted file's rows, checked against its name
+    (DamagedDataError: a renamed or damaged file)."""
     held = np.unique(restarts)
     if not (np.all(seeds == seed) and np.all(np.diff(restarts) >= 0) and len(held) == count
             and held[0] == first and held[-1] == last):
@@ -230,10 +280,58 @@ def _held(path: Path, arm: str, seed: int, first: int, last: int, count: int) ->
                                f"those of seed {seed}, {count} restarts from {first} to "
                                f"{last} in order, as its name says); it is left as it is: "
                                f"restore it from a copy, or move it aside")
-    out = [Part(arm, seed, int(r), path) for r in held.tolist()]
-    if len(_HELD) >= 4096:
-        _HELD.clear()
-    _HELD[path] = (key, out)
+    return held
+
+
+class Holder(NamedTuple):
+    """A file holding restarts of a dataset, as its name says: seed, first and last
+    restart and how many (a part: one)."""
+
+    path: Path
+    arm: str
+    seed: int
+    first: int
+    last: int
+    restarts: int
+    compacted: bool
+
+
+def holder_files(root: str | Path) -> list[Holder]:
+    """The files holding a dataset's restarts, each restart in one (a compacted file
+    before a part left beside it), in (arm, seed, first restart) order, from the names:
+    no per-restart object (a campaign of 10^7 restarts lists in seconds).  A compacted
+    file's restarts are read (`held_restarts`) only where a part's restart falls in its
+    range with gaps in it (a shard's compacted restarts)."""
+    root = Path(root)
+    dirs = sorted(e for e in os.listdir(root) if e.startswith("arm="))
+    out: list[Holder] = []
+    for d in dirs:
+        arm = d[4:]
+        if not _ARM.fullmatch(arm):
+            raise SolverError(f"{_n(root / d)}: not an arm of a boards dataset")
+        try:
+            names = _listing(root / d)
+        except FileNotFoundError:
+            continue
+        files, parts = [], []
+        for name in names:
+            m = _COMPACT.fullmatch(name)
+            if m is not None and name == compact_name(*map(int, m.groups())) and int(m[4]) > 0:
+                seed, first, last, count = map(int, m.groups())
+                files.append(Holder(root / d / name, arm, seed, first, last, count, True))
+            elif (m := _PART.fullmatch(name)) is not None and name == part_name(
+                    int(m[1]), int(m[2])):
+                parts.append(Holder(root / d / name, arm, int(m[1]), int(m[2]), int(m[2]), 1,
+                                    False))
+            elif name.endswith(".parquet"):
+                arm_files(root / d, arm)  # its error names the file
+        for p in parts:
+            covering = [f for f in files if f.seed == p.seed and f.first <= p.first <= f.last]
+            if not any(f.restarts == f.last - f.first + 1 or p.first in held_restarts(
+                    f.path, f.seed, f.first, f.last, f.restarts) for f in covering):
+                files.append(p)
+        out += files
+    out.sort(key=lambda f: (f.arm, f.seed, f.first, not f.compacted))
     return out
 
 
@@ -252,7 +350,7 @@ def write_part(root: str | Path, instance: Instance, boards: Boards, *, arm: str
         raise SolverError(f"{_n(path)}: rows of another seed or restart than the part's")
     if path.exists():
         raise SolverError(f"{_n(path)}: this part exists (a part is written once)")
-    write_table(path, boards_table(instance, boards), few_rows=True,
+    write_table(path, boards_table(instance, boards, arm=arm), few_rows=True,
                 scratch=path.parent / SCRATCH)
     return path
 
@@ -274,13 +372,3 @@ def remove_killed_temps(arm_dir: Path) -> int:
 def first_line(e: Exception) -> str:
     return ((str(e).splitlines() or [type(e).__name__])[0][:160]
             .encode("ascii", "backslashreplace").decode())
-
-
-def column_kinds(n: int):
-    return [(f"c{i}", "int16") for i in range(n)] + list(BOARD_STATS)
-
-
-def arrow_type(kind: str):
-    import pyarrow as pa
-
-    return pa.string() if kind == "string" else getattr(pa, kind)()

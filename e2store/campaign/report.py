@@ -1,34 +1,31 @@
-"""Campaign reports as Markdown (`campaign_markdown`, what `e2store summary --boards`
-prints) and as files with plots (`campaign_report`): the statistics of
-`e2store.reports.campaign` per arm, the arms compared, the tail, the best boards
-(docs/campaigns.md)."""
+"""A campaign's analysis (`e2store.campaign.analysis.analyse`) as Markdown
+(`campaign_markdown`, what `e2store summary --boards` and `e2store campaign report` print)
+and as files with plots (`campaign_report`): per arm its statistics, the arms compared, the
+finish, the tail, the best boards (docs/campaigns.md).  This module renders; it computes
+nothing the analysis holds."""
 
 from __future__ import annotations
 
 import io
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from e2store.campaign.analysis import (
+    TAIL_RULE,
+    CampaignAnalysis,
+    FinishSummary,
+    Rows,
+    analyse,
+    arrays,
+)
+from e2store.campaign.config import Campaign
+from e2store.campaign.stats import Estimate
+from e2store.campaign.tail import ENOUGH, REACH, Z95, Tail, TailTarget
 from e2store.files import atomic_write_bytes, atomic_write_text
-from e2store.reports.campaign import (
-    Estimate,
-    arm_stats,
-    compare_arms,
-    report_thresholds,
-)
-from e2store.reports.tail import (
-    ENOUGH,
-    REACH,
-    REJECT_P,
-    WALL,
-    Z95,
-    Tail,
-    TailTarget,
-    tail_hours,
-)
 
 
 def _e(e: Estimate, digits: int = 2) -> str:
@@ -37,21 +34,6 @@ def _e(e: Estimate, digits: int = 2) -> str:
 
 def _hours(h: float) -> str:
     return "not estimated" if math.isnan(h) else "inf" if math.isinf(h) else f"{h:.4g}"
-
-
-TAIL_RULE = (
-    "P(filled >= s) per restart: observed (the restarts that reached s, with the Wilson "
-    "interval) when some did; else modelled, at most "
-    f"{REACH} points above the anchor (the highest score at least {ENOUGH} restarts "
-    "reached): P(anchor) times the per-point ratio of a geometric tail fitted by maximum "
-    "likelihood to the upper scores, its range the fit's 95% interval, the pessimistic end "
-    f"also {WALL:g} times steeper per point beyond the anchor (tails steepen at the top, "
-    "as the published ladders show); higher targets are not estimated.  A model that "
-    "fails its check against the restarts above its fit (two-sided Poisson test, "
-    "Bonferroni over the scores, "
-    f"p < {REJECT_P}) estimates nothing.  Core-hours = mean seconds per restart (its search "
-    "and its fill) / P / 3600.  docs/campaigns.md gives the rule's calibration on published "
-    "ladders.")
 
 
 def tail_lines(t: Tail) -> list[str]:
@@ -114,11 +96,11 @@ def _survival(path: Path, arms: Mapping[str, np.ndarray], label: str) -> None:
     FigureCanvasAgg(fig)
     ax = fig.subplots()
     for k, (name, v) in enumerate(arms.items()):
-        v = np.sort(np.asarray(v, dtype=np.int64))
         if len(v) == 0:
             continue
-        xs, first = np.unique(v, return_index=True)
-        ax.step(xs, (len(v) - first) / len(v), where="post", color=f"C{k % 10}",
+        xs, counts = np.unique(np.asarray(v), return_counts=True)  # no sorted copy of v
+        reach = np.cumsum(counts[::-1])[::-1]  # restarts at or above each value
+        ax.step(xs, reach / len(v), where="post", color=f"C{k % 10}",
                 marker=".", label=f"{name} ({len(v)} restarts)")
     ax.set_yscale("log")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -132,41 +114,25 @@ def _survival(path: Path, arms: Mapping[str, np.ndarray], label: str) -> None:
     atomic_write_bytes(path, buf.getvalue())
 
 
-def _arrays(r: Mapping[str, Sequence[float] | np.ndarray]) -> dict[str, np.ndarray]:
-    """A row's arrays the report reads (`fill_seconds` zeros when not given)."""
-    out = {k: np.asarray(r[k]) for k in ("depth", "filled", "nodes", "seconds")}
-    out["fill_seconds"] = np.asarray(r.get("fill_seconds", np.zeros(len(out["seconds"]))),
-                                     dtype=np.float64)
-    return out
-
-
-def restart_seconds(r: Mapping[str, Sequence[float] | np.ndarray]) -> np.ndarray:
-    """Each restart's core-seconds: its search's `seconds` and its fill's `fill_seconds`
-    (when given): what the tail's core-hours count; placements per second count the
-    search alone."""
-    sec = np.asarray(r["seconds"], dtype=np.float64)
-    fill = r.get("fill_seconds")
-    return sec if fill is None else sec + np.asarray(fill, dtype=np.float64)
-
-
-def campaign_report(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]],
-                    path: str | Path, *, depths: Sequence[int] | None = None,
+def campaign_report(rows: Rows, path: str | Path, *, depths: Sequence[int] | None = None,
                     targets: Sequence[int] | None = None, resamples: int = 2000,
-                    seed: int = 0, plots: bool = True) -> list[Path]:
+                    seed: int = 0, plots: bool = True,
+                    analysis: CampaignAnalysis | None = None) -> list[Path]:
     """Write the Markdown report of a campaign (arm -> per-restart arrays "depth",
     "filled", "nodes", "seconds", and "cells", "joins" when known) to `path`, and its PNG
     plots beside it (`<stem>-depth.png`, `<stem>-filled.png`); returns the files written.
-    `depths`, `targets`: default the board's (`report_thresholds`)."""
+    `depths`, `targets`: default the board's (`report_thresholds`); `analysis`: the rows'
+    analysis when already made (`analyse`)."""
     path = Path(path)
-    depths, targets = report_thresholds(rows, depths=depths, targets=targets)
-    arms = {name: _arrays(r) for name, r in rows.items()}
-    text = campaign_markdown(rows, depths=depths, targets=targets, resamples=resamples,
-                             seed=seed)  # the rows: their urls make its *Best boards*
+    if analysis is None:
+        analysis = analyse(rows, depths=depths, targets=targets, resamples=resamples,
+                           seed=seed)
+    text = render_markdown(analysis)
     written = []
     if plots:
         for value, label in (("depth", "deepest depth"), ("filled", "filled score")):
             png = path.with_name(f"{path.stem}-{value}.png")
-            _survival(png, {a: r[value] for a, r in arms.items()}, label)
+            _survival(png, {a: arrays(r)[value] for a, r in rows.items()}, label)
             written.append(png)
         text += "\n".join(["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in written]
                           + [""])
@@ -174,73 +140,69 @@ def campaign_report(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray
     return [path] + written
 
 
-def campaign_markdown(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]], *,
-                      depths: Sequence[int] | None = None,
+def campaign_markdown(rows: Rows, *, depths: Sequence[int] | None = None,
                       targets: Sequence[int] | None = None, resamples: int = 2000,
                       seed: int = 0) -> str:
-    """The Markdown of `campaign_report` without its plots (what `e2store summary
-    --boards` prints); `depths`, `targets` default the board's (`report_thresholds`)."""
-    depths, targets = report_thresholds(rows, depths=depths, targets=targets)
-    arms = {name: _arrays(r) for name, r in rows.items()}
+    """The Markdown of `campaign_report` without its plots (`render_markdown` of the rows'
+    analysis); `depths`, `targets` default the board's (`report_thresholds`)."""
+    return render_markdown(analyse(rows, depths=depths, targets=targets,
+                                   resamples=resamples, seed=seed))
+
+
+def render_markdown(an: CampaignAnalysis) -> str:
+    """A campaign's analysis as the report's Markdown, without its plots."""
     lines = ["# Campaign report", "",
              "Intervals are 95%: percentile bootstrap for means and medians "
-             f"({resamples} resamples, seed {seed}), Wilson score intervals for fractions. "
-             "Comparisons: two-sided Mann-Whitney U, normal approximation with tie and "
-             "continuity corrections; effect = P(A > B) + 0.5 P(A = B). "
+             f"({an.resamples} resamples, seed {an.seed}), Wilson score intervals for "
+             "fractions. Comparisons: two-sided Mann-Whitney U, normal approximation with tie "
+             "and continuity corrections; effect = P(A > B) + 0.5 P(A = B). "
              "Method notes: docs/campaigns.md.", "", "## Arms", ""]
     head = ["arm", "restarts", "s/restart", "search s", "fill s", "restarts/core-h",
             "placements/core-s", "depth mean", "depth median", "filled mean",
-            "filled median"] + [f"depth >= {d}" for d in depths]
+            "filled median"] + [f"depth >= {d}" for d in an.depths]
     lines += ["A restart's cost is its search and what follows it, its fill (its holes "
               "filled) and finish (its boards' tails re-solved): s/restart is their sum, and "
               "the rates per core count it (the search's own rate is in `solve`'s report).",
               "",
               "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for k, (name, r) in enumerate(arms.items()):
-        st = arm_stats(r["depth"], r["filled"], r["nodes"], r["seconds"], depths=depths,
-                       resamples=resamples, seed=seed + 2 * k, fill_seconds=r["fill_seconds"])
+    for name, arm in an.arms.items():
+        st = arm.stats
         cells = [name, str(st.restarts), f"{st.seconds_per_restart:.4g}",
                  f"{st.search_seconds:.4g}", f"{st.fill_seconds:.4g}",
                  f"{st.restarts_per_hour:.4g}", f"{st.rate:.4g}",
                  _e(st.depth_mean), _e(st.depth_median), _e(st.filled_mean),
-                 _e(st.filled_median)] + [_e(st.reach[d], 4) for d in depths]
+                 _e(st.filled_median)] + [_e(st.reach[d], 4) for d in an.depths]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += finish_lines(rows)
-    names = list(arms)
+    if any(a.repeats for a in an.arms.values()):
+        lines += ["", "Repeats (final boards equal to one the arm found before, turned "
+                  "too): " + ", ".join(f"{n} {a.repeats}" for n, a in an.arms.items()) + "."]
+    lines += finish_lines({n: a.finish for n, a in an.arms.items()})
     for value, title in (("depth", "deepest depth"), ("filled", "filled score")):
         lines += ["", f"## Comparisons: {title}", ""]
-        if len(names) < 2:
+        pairs = [c for c in an.comparisons if c.value == value]
+        if not pairs:
             lines.append("One arm: nothing to compare.")
             continue
         lines += ["| A | B | U | z | p | effect P(A>B) | significant | restarts needed "
                   "per arm | more per arm |", "|---|---|---|---|---|---|---|---|---|"]
-        for i, a in enumerate(names):
-            for b in names[i + 1:]:
-                c = compare_arms(arms[a][value], arms[b][value])
-                lines.append(f"| {a} | {b} | {c.u:.6g} | {c.z:.3f} | {c.p:.3g} | "
-                             f"{c.effect:.4f} | {'yes' if c.significant else 'no'} | "
-                             f"{c.restarts_needed if c.restarts_needed else '-'} | "
-                             f"{c.more_restarts} |")
+        for pc in pairs:
+            c = pc.result
+            lines.append(f"| {pc.a} | {pc.b} | {c.u:.6g} | {c.z:.3f} | {c.p:.3g} | "
+                         f"{c.effect:.4f} | {'yes' if c.significant else 'no'} | "
+                         f"{c.restarts_needed if c.restarts_needed else '-'} | "
+                         f"{c.more_restarts} |")
     lines += ["", "## Tail: core-hours to a full board", "", TAIL_RULE, ""]
-    for name, r in arms.items():
-        lines += [f"### {name}", ""] + tail_lines(tail_hours(r["filled"], restart_seconds(r),
-                                                             targets)) + [""]
-    lines += _best_boards(rows)
+    for name, arm in an.arms.items():
+        lines += [f"### {name}", ""] + tail_lines(arm.tail) + [""]
+    lines += _best_boards(an)
     return "\n".join(lines) + "\n"
 
 
-REACH_SHOWN = 3  # the finish's table: restarts reaching each of the top 3 scores
-
-
-def finish_lines(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]],
-                 ) -> list[str]:
+def finish_lines(finishes: Mapping[str, FinishSummary | None]) -> list[str]:
     """The report's *The finish* (none when no restart was finished): per arm, what the
     finish (a restart's boards filled and their tails re-solved exactly) made of its
-    restarts: their filled scores before it and after (`before`, `filled`), the restarts
-    it raised, those reaching each of the top scores before and after, and its seconds as
-    a share of the restarts' cost."""
-    done = {a: np.asarray(r.get("finished", ()), dtype=bool) for a, r in rows.items()}
-    if not any(d.any() for d in done.values()):
+    restarts (`FinishSummary`)."""
+    if not any(f is not None for f in finishes.values()):
         return []
     lines = ["", "## The finish", "",
              "Each restart's best boards filled, then the last cells of the scan re-solved "
@@ -250,47 +212,64 @@ def finish_lines(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]],
              "before max | after max | reaching, before -> after | finish s/restart | "
              "share of time |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for name, r in rows.items():
-        d = done[name]
-        if not d.any():
+    for name, f in finishes.items():
+        if f is None:
             lines.append(f"| {name} | 0 | - | - | - | - | - | - | - | - | - | - |")
             continue
-        before = np.asarray(r["before"], dtype=np.int64)[d]
-        after = np.asarray(r["filled"], dtype=np.int64)[d]
-        fin = np.asarray(r.get("finish_seconds", np.zeros(len(d))), dtype=np.float64)
-        total = float(restart_seconds(r).sum())
-        gain = after - before
-        top = int(after.max())
-        reach = ", ".join(f"{t}+: {int((before >= t).sum())} -> {int((after >= t).sum())}"
-                          for t in range(top - REACH_SHOWN + 1, top + 1))
-        lines.append(f"| {name} | {int(d.sum())} | {before.mean():.3f} | {after.mean():.3f} | "
-                     f"{gain.mean():.3f} | {int((gain > 0).sum())} | {int(gain.max())} | "
-                     f"{int(before.max())} | {top} | {reach} | "
-                     f"{fin[d].mean():.3g} | {fin.sum() / total if total > 0 else 0:.1%} |")
+        reach = ", ".join(f"{t}+: {b} -> {a}" for t, b, a in f.reach)
+        lines.append(f"| {name} | {f.finished} | {f.before_mean:.3f} | {f.after_mean:.3f} | "
+                     f"{f.gain_mean:.3f} | {f.raised} | {f.max_gain} | "
+                     f"{f.before_max} | {f.after_max} | {reach} | "
+                     f"{f.seconds_per_restart:.3g} | {f.share:.1%} |")
     return lines
 
 
-BEST_LISTED = 3  # boards listed per arm in the report's *Best boards*
-
-
-def _best_boards(rows: Mapping[str, Mapping[str, Sequence[float] | np.ndarray]]) -> list[str]:
+def _best_boards(an: CampaignAnalysis) -> list[str]:
     """The report's *Best boards*: each arm's best restarts (filled score, then depth) with
     their viewer link, when the rows carry `url` (`restart_arrays` adds it, with `seed`
     and `restart`)."""
-    if not rows or any("url" not in r for r in rows.values()):
+    if not an.arms or any(not a.best for a in an.arms.values()):
         return []
     lines = ["## Best boards", "",
              "Each arm's best restarts, by filled score then depth, each with its board (the "
              "filled one when filled) in the e2.bucas.name viewer, in the official "
              "orientation.", "",
              "| arm | filled score | depth | seed | restart | board |", "|---|---|---|---|---|---|"]
-    for name, r in rows.items():
-        filled, depth = np.asarray(r["filled"]), np.asarray(r["depth"])
-        order = np.lexsort((np.arange(len(filled)), -depth, -filled))[:BEST_LISTED]
-        for i in order.tolist():
-            url = str(np.asarray(r["url"], dtype=object)[i])
-            link = f"[open in the viewer]({url})" if url else "(no viewer lettering)"
-            lines.append(f"| {name} | {int(filled[i])} | {int(depth[i])} | "
-                         f"{int(np.asarray(r['seed'])[i])} | {int(np.asarray(r['restart'])[i])} | "
-                         f"{link} |")
+    for name, arm in an.arms.items():
+        for b in arm.best:
+            link = f"[open in the viewer]({b['url']})" if b["url"] else "(no viewer lettering)"
+            lines.append(f"| {name} | {b['filled']} | {b['depth']} | {b['seed']} | "
+                         f"{b['restart']} | {link} |")
     return lines + [""]
+
+
+def write_campaign_report(campaign: Campaign, output: str | Path, *,
+                          saved: str | Path | None = None,
+                          log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """A campaign's report, as the pipeline's `best_report` makes it: its dataset
+    compacted (seeds of `COMPACT_MIN_PARTS` parts and more, every board recounted first),
+    its restarts read and checked (`open_boards`), analysed once (`analyse`: the
+    campaign's depths and targets) and written as Markdown with plots to `output`; with
+    `saved`, its best boards (`campaign.saved` of them) as Blackwood-style saved-board
+    files there.  Returns the analysis as JSON (`CampaignAnalysis.to_dict`) with the files
+    written."""
+    from e2store.boards import open_boards, write_saved_boards
+    from e2store.instance.formats import read_instance
+
+    say = log or (lambda line: None)
+    inst = read_instance(campaign.instance)
+    with open_boards(campaign.boards, inst) as h:
+        if Path(campaign.boards).is_dir():
+            done = h.compact()
+            say(f"compacted {len(done['compacted'])} files")
+        rows = h.restarts(checked="compacted")  # every part was recounted by compact()
+        an = analyse(rows, depths=campaign.depths, targets=campaign.targets)
+        written = [str(p) for p in campaign_report(rows, output, analysis=an)]
+        if saved is not None:
+            Path(saved).mkdir(parents=True, exist_ok=True)
+            if campaign.saved > 0:
+                written += [str(p) for p in write_saved_boards(inst, h.read(), saved,
+                                                               top=campaign.saved)]
+    for w in written:
+        say(f"wrote {w}")
+    return {**an.to_dict(), "written": written}

@@ -1,16 +1,14 @@
 """Boards as a command is given them (`score`, `render board`, `url`, `summary --boards`):
-every kind `e2store.solver.boards.read_any_board` reads (a board URL, a boards or
+every kind `e2store.boards.table.read_any_board` reads (a board URL, a boards or
 solutions file, a file of `x y piece r` lines), a boards dataset's directory
-(`e2store.solver.boards_dataset`) and a Blackwood-style saved-board file
-(`e2store.solver.saved_boards`), each board with where it comes from (`sourced_boards`:
+(`e2store.boards.dataset`) and a Blackwood-style saved-board file
+(`e2store.boards.saved`), each board with where it comes from (`sourced_boards`:
 its file, arm, seed, restart, source and depth when the source holds them) and scored, all
-or the best few (`score_sources`); and a run's restarts per arm, as a campaign report
-takes them (`restart_arrays`)."""
+or the best few (`score_sources`)."""
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from e2store.boards.dataset import DatasetBoards, read_boards_dataset
+from e2store.boards.table import board_cells
 from e2store.errors import RenderError, SolverError
 from e2store.instance.model import Instance
 from e2store.instance.parsing import shown_path as _n
-from e2store.solver.boards import Boards, board_cells
-from e2store.solver.boards_dataset import DatasetBoards, read_boards_dataset
 
 
 def is_boards_dataset(source: str | Path) -> bool:
@@ -39,7 +37,7 @@ def read_dataset(source: str | Path, instance: Instance) -> DatasetBoards:
     d = read_boards_dataset(source, instance)
     if not d.parts and not any(e.startswith("arm=") for e in os.listdir(source)):
         raise SolverError(f"{_n(source)}: no boards dataset (no arm=NAME directory in it, as "
-                          f"`solve --best -o DIR` writes); give boards files one by one: "
+                          f"`e2store best -o DIR` writes); give boards files one by one: "
                           f"{_n(source)}/*.parquet")
     return d
 
@@ -47,8 +45,8 @@ def read_dataset(source: str | Path, instance: Instance) -> DatasetBoards:
 def read_any_boards(instance: Instance, source: str | Path) -> list[np.ndarray]:
     """`read_any_board`, a boards dataset's boards too (a directory), and the board of a
     saved-board file (`is_saved_board_file`)."""
-    from e2store.solver.boards import read_any_board
-    from e2store.solver.saved_boards import is_saved_board_file, read_saved_board
+    from e2store.boards.saved import is_saved_board_file, read_saved_board
+    from e2store.boards.table import read_any_board
 
     if is_saved_board_file(source):
         return [read_saved_board(source, instance)]
@@ -63,8 +61,8 @@ def chosen_any_board(instance: Instance, source: str | Path, best: bool = False,
     """`chosen_board`, of a boards dataset too: its best row (`best_row` over every arm)
     or its `index`-th (parts in (arm, seed, restart) order); of a saved-board file too
     (its one board)."""
-    from e2store.solver.boards import best_row, chosen_board
-    from e2store.solver.saved_boards import is_saved_board_file, read_saved_board
+    from e2store.boards.saved import is_saved_board_file, read_saved_board
+    from e2store.boards.table import best_row, chosen_board
 
     if is_saved_board_file(source):
         if index and not best:
@@ -92,13 +90,13 @@ def chosen_any_board(instance: Instance, source: str | Path, best: bool = False,
 def shown_board(instance: Instance, path: str | Path | None,
                 index: int | None = None) -> tuple[np.ndarray | None, str]:
     """The board `e2store url` shows and a note saying which (empty: no note): of a boards
-    file or dataset (`solve --best -o FILE|DIR`) its best board, the one `render board
+    file or dataset (`e2store best -o FILE|DIR`) its best board, the one `render board
     --best` draws (`chosen_any_board`), or its `index`-th; of a saved-board file its
     board; else `chosen_solution` (the `index`-th solution of a solutions file, else the
     instance's own solution, None when its file holds none)."""
-    from e2store.solver.boards import is_boards_file
-    from e2store.solver.saved_boards import is_saved_board_file
-    from e2store.solver.solutions import chosen_solution
+    from e2store.boards.saved import is_saved_board_file
+    from e2store.boards.solutions import chosen_solution
+    from e2store.boards.table import is_boards_file
 
     if path is not None and (is_boards_file(path) or is_boards_dataset(path)
                              or is_saved_board_file(path)):
@@ -110,7 +108,6 @@ def shown_board(instance: Instance, path: str | Path | None,
 
 # where a board comes from, the keys `score --json` gives each board (None: not known)
 ORIGIN_KEYS = ("board", "row", "rows", "file", "arm", "seed", "restart", "source", "depth")
-_SAVED_NAME = re.compile(r"([0-9]{1,9})_[0-9a-f]{32}(?:_s([0-9]{1,19})-r([0-9]{1,19}))?\.txt")
 _STAT_ORIGINS = ("seed", "restart", "source", "depth", "score")
 
 
@@ -144,8 +141,8 @@ class SourcedBoards:
     def scores(self, instance: Instance) -> np.ndarray:
         """Each board's score: the source's (checked when it was read), else recounted
         (CHECK_ROWS boards at a time: a recount holds ~W*H*64 bytes a board)."""
-        from e2store.solver.boards import recount
-        from e2store.solver.boards_dataset import CHECK_ROWS
+        from e2store.boards.dataset import CHECK_ROWS
+        from e2store.boards.table import recount
 
         if "score" in self.columns:
             return np.asarray(self.columns["score"], dtype=np.int64)
@@ -166,17 +163,17 @@ def sourced_boards(instance: Instance, source: str | Path) -> SourcedBoards:
     arm and part file too; a saved-board file's depth, seed and restart from its name
     (`<depth>_<md5>_s<seed>-r<restart>.txt`).  SolverError for a directory holding no
     boards dataset (no `arm=NAME` directory): its boards files are given one by one."""
+    from e2store.boards.saved import is_saved_board_file, read_saved_board
+    from e2store.boards.table import is_boards_file, read_any_board, read_boards
     from e2store.instance.url import is_url
-    from e2store.solver.boards import is_boards_file, read_any_board, read_boards
-    from e2store.solver.saved_boards import is_saved_board_file, read_saved_board
 
     given = str(source)
     if is_url(given):
         return SourcedBoards(given, np.stack(read_any_board(instance, given)), [None])
     if is_saved_board_file(source):
-        m = _SAVED_NAME.fullmatch(Path(source).name)
-        cols = {} if m is None else {k: np.array([int(v)]) for k, v in zip(
-            ("depth", "seed", "restart"), m.groups(), strict=True) if v is not None}
+        from e2store.boards.saved import saved_name_origin
+
+        cols = {k: np.array([v]) for k, v in saved_name_origin(Path(source).name).items()}
         return SourcedBoards(given, read_saved_board(source, instance)[None], [given], cols)
     if is_boards_dataset(source):
         d = read_dataset(source, instance)
@@ -199,13 +196,13 @@ Fill = Callable[[np.ndarray], tuple[np.ndarray, dict[str, Any]]]
 def score_sources(instance: Instance, sources: Sequence[str | Path], *,
                   fill: Fill | None = None, top: int | None = None) -> list[dict[str, Any]]:
     """The score of every board of `sources` (`sourced_boards`), in their order: per board
-    where it comes from (ORIGIN_KEYS), `e2store.solver.boards.score`'s counts and its
+    where it comes from (ORIGIN_KEYS), `e2store.boards.table.score`'s counts and its
     viewer URL (None when the instance's colours have no letters).  `fill(cells)` gives
     the board scored in its place and what to say of it (`score --fill`: its holes
     filled).  `top`: only the `top` best, by score (after `fill`), then depth, then
     order; a board met twice listed once (as `save-boards --top` writes them)."""
+    from e2store.boards.table import score
     from e2store.instance.url import UrlError, board_url
-    from e2store.solver.boards import score
 
     groups = [sourced_boards(instance, s) for s in sources]
 
@@ -244,72 +241,3 @@ def score_sources(instance: Instance, sources: Sequence[str | Path], *,
             seen.add(key)
             out.append(d)
     return out
-
-
-def restart_arrays(boards: Boards, arms: np.ndarray | None = None,
-                   ) -> dict[str, dict[str, np.ndarray]]:
-    """Per arm, one value per restart ((seed, restart) pairs, in order) of what a campaign
-    report compares: `depth` (the restart's deepest board), `filled` (the score of its
-    final board: the finished one (`source` "finished"), else that board with its holes
-    filled, else its own), `before` (the filled board's score, before the finish; equal to
-    `filled` when not finished), `finished` (1 when the restart has a finished board),
-    `nodes` and `seconds` (of the search), `fill_seconds` (of what came after the search,
-    its fill and finish: the deepest board's `found` to its final board's),
-    `finish_seconds` (the finish's part: the filled board's `found` to the finished
-    one's), its `seed`, `restart` and `url` (the final board's), and the board's size,
-    `cells` (W*H) and `joins` (2WH - W - H), from which the report takes its depths and
-    target scores; a boards file is one arm, "default".  The rows of a boards file or
-    dataset as `e2store.reports.campaign_report` takes them."""
-    st = boards.stats
-    arm = (np.full(len(st["seed"]), "default", dtype=object) if arms is None
-           else np.asarray(arms, dtype=object))
-    out: dict[str, dict[str, np.ndarray]] = {}
-    source = np.asarray(st["source"], dtype=object)
-    key = np.asarray(st["seed"], np.int64) * (1 << 32) + np.asarray(st["restart"], np.int64)
-    score = np.asarray(st["score"])
-    found = np.asarray(st.get("found", np.zeros(len(score))), dtype=np.float64)
-    urls = np.asarray(st.get("url", np.full(len(score), "", dtype=object)), dtype=object)
-    for name in sorted(set(arm.tolist())):
-        mine = arm == name
-        best = np.flatnonzero(mine & (source == "best"))
-        order = best[np.argsort(key[best], kind="stable")]
-        keys = key[order].tolist()
-        of = {}  # source -> {restart key: row}
-        for s in ("filled", "finished"):
-            rows = np.flatnonzero(mine & (source == s))
-            of[s] = dict(zip(key[rows].tolist(), rows.tolist(), strict=True))
-        fill = [of["filled"].get(k, i) for k, i in zip(keys, order.tolist(), strict=True)]
-        final = [of["finished"].get(k, i) for k, i in zip(keys, fill, strict=True)]
-
-        def apart(a: list[int], b: list[int]) -> np.ndarray:
-            """Seconds from rows `a`'s `found` to rows `b`'s (0 when either is unknown)."""
-            fa, fb = found[a], found[b]
-            return np.where((fa > 0) & (fb > 0), np.maximum(0.0, fb - fa), 0.0)
-
-        out[str(name)] = {
-            "depth": np.asarray(st["depth"])[order].astype(np.int64),
-            "filled": score[final].astype(np.int64),
-            "before": score[fill].astype(np.int64),
-            "finished": np.array([k in of["finished"] for k in keys], dtype=np.int64),
-            "nodes": np.asarray(st["nodes"])[order].astype(np.int64),
-            "seconds": np.asarray(st["seconds"])[order].astype(np.float64),
-            "fill_seconds": apart(order.tolist(), final),
-            "finish_seconds": apart(fill, final),
-            "seed": np.asarray(st["seed"])[order].astype(np.int64),
-            "restart": np.asarray(st["restart"])[order].astype(np.int64),
-            "url": urls[final].astype(object),
-            "cells": np.full(len(order), boards.cells.shape[1], dtype=np.int64),
-            "joins": np.asarray(st["joins"])[order].astype(np.int64)}
-    return out
-
-
-def campaign_rows(source: str | Path, instance: Instance | None = None,
-                  ) -> dict[str, dict[str, np.ndarray]]:
-    """The restarts of a boards file or dataset per arm (`restart_arrays`), every row
-    checked as it is read (recounted too, given the instance)."""
-    from e2store.solver.boards import read_boards
-
-    if is_boards_dataset(source):
-        d = read_boards_dataset(source, instance)
-        return restart_arrays(d.boards, d.arms)
-    return restart_arrays(read_boards(source, instance))

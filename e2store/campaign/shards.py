@@ -1,9 +1,7 @@
-"""A best-score campaign as a config (the pipeline's `best:` section, docs/pipeline.md
-*Best-score campaigns*): arms of `solve --best` options, seeds and shards of restarts, each
-(arm, seed, shard) one `e2store solve --best ... --arm A --shard K/N -o DIR` job writing
-its parts of one boards dataset.  Checked here before anything runs: every arm's options
-against the `solve` command's (given by the caller: no import of the command line here),
-its budget, and arms named twice in the YAML file (a YAML loader keeps the last silently).
+"""A best-score campaign's jobs (the pipeline's `best:` section, docs/pipeline.md
+*Best-score campaigns*, checked as a `Campaign`): each (arm, seed, shard) one `e2store best
+... --arm A --shard K/N -o DIR` job writing its parts of one boards dataset
+(`shard_command`, `run_campaign_shard`: what `e2store campaign run-shard` runs).
 
 A shard job run (`run_shard`, the pipeline's `best_shard`): its search ends with the
 Snakemake that started it (`e2store.processes.run_watched`; `end_shard_solves` for a
@@ -25,105 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from e2store.campaign.config import Campaign
 from e2store.errors import ChildFailedError, SolverError
-
-# options an arm may set, in the command's spelling without dashes (the rest of `solve
-# --best`'s are the campaign's: one value for every arm, or the job's own)
-ARM_OPTIONS = ("scan", "breaks", "quota", "order", "no-fill", "no-finish", "fixed", "store",
-               "kernel")
-CAMPAIGN_OPTIONS = {"clues": "best.clues", "seed": "best.seeds", "shard": "best.shards",
-                    "arm": "the arm's name", "restart-nodes": "best.restart_nodes",
-                    "restarts": "best.restarts", "minutes": "best.minutes",
-                    "workers": "best.workers", "output": "the pipeline",
-                    "best": "the pipeline", "json": "the pipeline"}
-
-
-def check_arms(arms: Mapping[str, Any], command: Any) -> dict[str, list[str]]:
-    """Each arm's options (name -> {option: value}, `{}` or None the defaults) as the
-    command-line arguments of `command` (the `solve` click command: each value checked by
-    its option's type; a flag takes true or false); SolverError naming the arm and option
-    for an option an arm may not set, one `command` lacks, or a bad value."""
-    from e2store.solver.boards_dataset import check_arm
-
-    params = {o[2:]: p for p in command.params for o in getattr(p, "opts", ())
-              if o.startswith("--")}
-    out: dict[str, list[str]] = {}
-    if not arms:
-        raise SolverError("config: best.arms: no arm (give name: {options}, {} for the "
-                          "defaults)")
-    for arm, opts in arms.items():
-        try:
-            check_arm(arm)
-        except SolverError as e:
-            raise SolverError(f"config: best.arms: {e}") from None
-        if opts is None:
-            opts = {}
-        if not isinstance(opts, Mapping):
-            raise SolverError(f"config: best.arms.{arm}: expected a mapping of options "
-                              f"(e.g. {{quota: none}}), got {opts!r:.60}")
-        args: list[str] = []
-        for key, value in opts.items():
-            where = f"config: best.arms.{arm}: option {key!r:.40}"
-            if key in CAMPAIGN_OPTIONS:
-                raise SolverError(f"{where} is the campaign's ({CAMPAIGN_OPTIONS[key]}), "
-                                  f"not an arm's")
-            p = params.get(str(key))
-            if key not in ARM_OPTIONS or p is None:
-                raise SolverError(f"{where}: unknown (an arm sets any of "
-                                  f"{', '.join(o for o in ARM_OPTIONS if o in params)})")
-            if getattr(p, "is_flag", False):
-                if not isinstance(value, bool):
-                    raise SolverError(f"{where}: a flag takes true or false, not "
-                                      f"{value!r:.40}")
-                args += [f"--{key}"] if value else []
-                continue
-            if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-                raise SolverError(f"{where}: expected a value, got {value!r:.40}")
-            try:
-                p.type.convert(str(value), p, None)
-            except Exception as e:  # click's BadParameter: its message, one line
-                msg = (str(getattr(e, "message", e)).splitlines() or ["bad value"])[0]
-                raise SolverError(f"{where}: {msg[:160]}") from None
-            args += [f"--{key}", str(value)]
-        out[arm] = args
-    return out
-
-
-def check_budget(best: Mapping[str, Any]) -> tuple[str, str]:
-    """The budget of each shard job as a `solve` option ("--restarts", "N") or
-    ("--minutes", "M"); SolverError unless exactly one of `restarts`, `minutes` is set."""
-    given = [k for k in ("restarts", "minutes") if best.get(k) is not None]
-    if len(given) != 1:
-        raise SolverError("config: best: give a budget per shard job, one of restarts: N or "
-                          "minutes: M" + (" (not both)" if given else ""))
-    return f"--{given[0]}", str(best[given[0]])
-
-
-def check_unique_keys(path: str | Path) -> None:
-    """SolverError naming the line of a key given twice in one mapping of the YAML (or
-    JSON) file `path` (YAML loaders keep the last one silently: two arms of one name)."""
-    import yaml
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    def mapping(loader, node, deep=False):
-        seen: dict[Any, int] = {}
-        for k, _ in node.value:
-            key = loader.construct_object(k, deep=deep)
-            if key in seen:
-                raise SolverError(f"config: {path}: line {k.start_mark.line + 1}: key "
-                                  f"{key!r:.60} given twice (line {seen[key]}): a YAML "
-                                  f"mapping keeps only the last")
-            seen[key] = k.start_mark.line + 1
-        return yaml.SafeLoader.construct_mapping(loader, node, deep)
-
-    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            yaml.load(fh, Loader=Loader)  # noqa: S506 - a SafeLoader
-    except (OSError, yaml.YAMLError):
-        return  # missing, or not YAML: snakemake's own error tells
 
 
 def restarts_left(boards: str | Path, arm: str, seed: int, shard: tuple[int, int],
@@ -137,7 +38,7 @@ def restarts_left(boards: str | Path, arm: str, seed: int, shard: tuple[int, int
 def shard_done(boards: str | Path, arm: str, seed: int, shard: tuple[int, int]) -> set[int]:
     """The restarts of shard (K, N) of (`arm`, `seed`) the dataset `boards` holds (restarts
     k with k % N == K), from the names of its files."""
-    from e2store.solver.boards_dataset import dataset_parts
+    from e2store.boards.dataset import dataset_parts
 
     if not Path(boards, f"arm={arm}").is_dir():
         return set()
@@ -146,17 +47,38 @@ def shard_done(boards: str | Path, arm: str, seed: int, shard: tuple[int, int]) 
             and p.restart % n == k}
 
 
-def shard_command(instance: str, arm: str, args: list[str], seed: int,
-                  shard: tuple[int, int], boards: str, budget: tuple[str, str], *,
-                  restart_nodes: int | None = None, clues: str | None = None,
-                  workers: int = 1) -> list[str]:
-    """The `e2store solve --best` command of one (arm, seed, shard) job."""
-    cmd = ["e2store", "solve", instance, "--best", *args]
-    cmd += [] if clues is None else ["--clues", str(clues)]
-    cmd += [] if restart_nodes is None else ["--restart-nodes", str(restart_nodes)]
+def shard_command(campaign: Campaign, arm: str, seed: int, shard: tuple[int, int],
+                  budget: tuple[str, str]) -> list[str]:
+    """The `e2store best` command of one (arm, seed, shard) job of `campaign` with
+    `budget` (`Campaign.budget`, less the restarts done)."""
+    cmd = ["e2store", "best", campaign.instance, *campaign.arms[arm].argv()]
     cmd += ["--seed", str(seed), "--shard", f"{shard[0]}/{shard[1]}", "--arm", arm,
-            *budget, "--workers", str(workers), "-o", boards.rstrip("/") + "/", "--json"]
+            *budget, "--workers", str(campaign.workers),
+            "-o", campaign.boards.rstrip("/") + "/", "--json"]
     return cmd
+
+
+def run_campaign_shard(campaign: Campaign, arm: str, seed: int, shard: tuple[int, int], *,
+                       receipt: str | Path, log: str | Path,
+                       watch: Callable[[], bool] | None = None) -> dict[str, Any]:
+    """Run one job of `campaign` (`run_shard`): with a restarts budget, only the shard's
+    restarts not yet in the dataset; SolverError for an arm, seed or shard the campaign
+    does not have, or an arm's option its instance refuses (`Campaign.check`)."""
+    if arm not in campaign.arms:
+        raise SolverError(f"arm {arm!r:.60}: not an arm of the campaign "
+                          f"({', '.join(campaign.arms)})")
+    if seed not in campaign.seeds or shard[1] != campaign.shards or not (
+            0 <= shard[0] < shard[1]):
+        raise SolverError(f"seed {seed} shard {shard[0]}/{shard[1]}: not a job of the "
+                          f"campaign (seeds {list(campaign.seeds)}, {campaign.shards} shards)")
+    campaign.check()  # the arms on the instance: one line, nothing run
+    done = shard_done(campaign.boards, arm, seed, shard)
+    budget = campaign.budget()
+    if budget[0] == "--restarts":
+        budget = ("--restarts", str(max(0, int(budget[1]) - len(done))))
+    cmd = shard_command(campaign, arm, seed, shard, budget)
+    return run_shard(cmd, campaign.boards, arm, seed, shard, receipt=receipt, log=log,
+                     done=done, run=budget[1] != "0", watch=watch, workers=campaign.workers)
 
 
 # -- a shard job: its run, log and receipt -------------------------------------------------
@@ -170,16 +92,16 @@ def shard_costs(boards: str | Path, arm: str, seed: int,
                 shard: tuple[int, int]) -> dict[str, np.ndarray]:
     """The restarts of shard (K, N) of (`arm`, `seed`) in the dataset `boards`, one value
     per restart in restart order, as the campaign report counts them
-    (`e2store.solver.board_sources.restart_arrays`): `restart`, `nodes`, `seconds` (the
+    (`e2store.boards.restarts.restart_arrays`): `restart`, `nodes`, `seconds` (the
     search's) and `fill_seconds` (after it: its fill and finish, its final board found
     after its deepest one); each restart once (one held by a part and a compacted file
     too), whichever run wrote it.  Only the columns these need are read, from the files
     holding the shard."""
     import pyarrow.dataset as pads
 
-    from e2store.solver.board_sources import restart_arrays
-    from e2store.solver.boards import Boards
-    from e2store.solver.boards_dataset import dataset_parts
+    from e2store.boards.dataset import dataset_parts
+    from e2store.boards.restarts import restart_arrays
+    from e2store.boards.table import Boards
 
     k, n = shard
     empty = {key: np.zeros(0, np.float64 if "seconds" in key else np.int64)
@@ -245,7 +167,7 @@ def restart_lines(boards: str | Path, arm: str, seed: int, shard: tuple[int, int
     last call (restarts not in `done`).  A run starts its restarts in order, at most
     `workers` at once: past `workers + 1` missing parts none has come yet, so each call
     looks for a few files only."""
-    from e2store.solver.boards_dataset import part_path
+    from e2store.boards.dataset import part_path
 
     k, n = shard
     seen, first = set(done), k
@@ -273,7 +195,7 @@ def _restart_line(path: Path, restart: int) -> str:
     """`HH:MM:SS restart R: depth D, score S, filled F; N nodes, X s search + Y s fill`."""
     import pyarrow.parquet as pq
 
-    from e2store.solver.boards_parts import first_line
+    from e2store.boards.parts import first_line
 
     try:
         t = pq.read_table(path, columns=["source", "depth", "score", "nodes", "seconds",
@@ -362,14 +284,16 @@ def _signal_name(n: int) -> str:
 
 
 def is_shard_argv(argv: Sequence[str]) -> bool:
-    """Whether `argv` is the command line of a running `shard_command` (`.../e2store solve
-    ... --best ... --shard K/N --arm A ... --json`)."""
+    """Whether `argv` is the command line of a running `shard_command` (`.../e2store best
+    ... --shard K/N --arm A ... --json`, or its old spelling `solve ... --best`)."""
     argv = list(argv)
-    if "solve" not in argv:
-        return False
-    i = argv.index("solve")
-    return (any(Path(a).name == "e2store" for a in argv[:i]) and argv[-1] == "--json"
-            and {"--best", "--shard", "--arm"} <= set(argv[i:]))
+    for name, flags in (("best", {"--shard", "--arm"}), ("solve", {"--best", "--shard", "--arm"})):
+        if name in argv:
+            i = argv.index(name)
+            if (any(Path(a).name == "e2store" for a in argv[:i]) and argv[-1] == "--json"
+                    and flags <= set(argv[i:])):
+                return True
+    return False
 
 
 def end_shard_solves(sig: int = signal.SIGTERM) -> list[int]:

@@ -1,4 +1,4 @@
-"""Compaction of a boards dataset (`e2store.solver.boards_dataset`, `e2store
+"""Compaction of a boards dataset (`e2store.boards.dataset`, `e2store
 compact-boards`): the parts of each (arm, seed) merged into compacted files of many
 restarts, every part checked first, holding the locks the seed's writers take; then the
 parts removed."""
@@ -14,22 +14,21 @@ from typing import Any
 
 import numpy as np
 
+from e2store.boards.parts import (
+    COMPACTED,
+    SCRATCH,
+    DatasetFile,
+    arm_files,
+    compact_name,
+    dataset_files,
+    held_shards,
+)
+from e2store.boards.read import assemble, read_files
+from e2store.boards.schema import ARM_KEY, BOARD_STATS, DIGEST_KEY, boards_schema
+from e2store.boards.table import Boards, read_boards, rows_digest
 from e2store.errors import DamagedDataError, SolverError
 from e2store.instance.model import Instance
 from e2store.instance.parsing import shown_path as _n
-from e2store.solver.boards import BOARD_STATS, DIGEST_KEY, Boards, read_boards, rows_digest
-from e2store.solver.boards_parts import (
-    COMPACTED,
-    SCRATCH,
-    SHARD_LOCK,
-    DatasetFile,
-    arm_files,
-    arrow_type,
-    column_kinds,
-    compact_name,
-    dataset_files,
-)
-from e2store.solver.boards_read import assemble, read_files
 
 COMPACT_MIN_PARTS = 100  # a seed's parts left as they are when fewer
 COMPACT_RESTARTS = 20_000  # restarts a compacted file holds at most (Eternity II: ~40 MB)
@@ -56,7 +55,7 @@ def compact_boards_dataset(root: str | Path, instance: Instance | None = None, *
     root = Path(root)
     if not root.is_dir():
         raise SolverError(f"{_n(root)}: no boards dataset there (expected the directory "
-                          f"`solve --best -o DIR` writes)")
+                          f"`e2store best -o DIR` writes)")
     for name, value in (("min_parts", min_parts), ("max_restarts", max_restarts)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise SolverError(f"{name} {value!r:.40}: expected a whole number, 1 or more"
@@ -86,11 +85,9 @@ def _compact_seed(root: Path, instance: Instance | None, arm: str, seed: int,
         locks.enter_context(exclusive_writer(arm_dir / f"seed={seed}",
                                              "seed of a boards dataset"))
         files, names = arm_files(arm_dir, arm)  # listed again, holding the seed's lock
-        for name in sorted(names):
-            m = SHARD_LOCK.fullmatch(name)
-            if m is not None and int(m[1]) == seed:  # a shard's run, or a dead one's file
-                locks.enter_context(exclusive_writer(arm_dir / name[1:-len(".lock")],
-                                                     "shard of a seed of a boards dataset"))
+        for _k, _n, name in held_shards(sorted(names), seed):  # runs, or dead ones' files
+            locks.enter_context(exclusive_writer(arm_dir / name,
+                                                 "shard of a seed of a boards dataset"))
         mine = sorted((f for f in files if f.seed == seed),
                       key=lambda f: (f.entries[0].restart, not f.compacted))
         held = {p.restart for f in mine if f.compacted for p in f.entries}
@@ -132,7 +129,7 @@ def _compact(root: Path, arm_dir: Path, instance: Instance | None, seed: int,
     if path.exists():
         raise SolverError(f"{_n(path)}: exists (a compacted file is written once): move it "
                           f"aside")
-    write_table(path, _compacted_table(d.boards), scratch=arm_dir / SCRATCH)
+    write_table(path, _compacted_table(d.boards, d.parts[0].arm), scratch=arm_dir / SCRATCH)
     if len(read_boards(path)) != len(d.boards):  # its digest checked: the rows written
         raise DamagedDataError(f"{_n(path)}: read back, it holds other rows than written: "
                                f"the parts are kept")
@@ -142,19 +139,20 @@ def _compact(root: Path, arm_dir: Path, instance: Instance | None, seed: int,
             "rows": len(d.boards), "first": restarts[0], "last": restarts[-1]}
 
 
-def _compacted_table(boards: Boards):
+def _compacted_table(boards: Boards, arm: str):
     """The Arrow table of a compacted file: `boards` as read (every column as stored, the
-    URLs too), the boards files' metadata and its rows' digest."""
+    URLs too), the boards files' metadata, its arm and its rows' digest."""
     import pyarrow as pa
 
     meta = {k: boards.meta[k] for k in ("format", "version", "instance", "width", "height")}
+    meta[ARM_KEY] = arm
     meta[DIGEST_KEY] = rows_digest(meta, boards)
     n = boards.cells.shape[1]
-    fields = [pa.field(k, arrow_type(kind)) for k, kind in column_kinds(n)]
+    schema = boards_schema(n, meta)
     cols = [pa.array(boards.cells[:, i], pa.int16()) for i in range(n)]
     cols += [pa.array(list(boards.stats[k]) if kind == "string" else boards.stats[k],
-                      arrow_type(kind)) for k, kind in BOARD_STATS]
-    return pa.Table.from_arrays(cols, schema=pa.schema(fields, metadata=meta))
+                      schema.field(k).type) for k, kind in BOARD_STATS]
+    return pa.Table.from_arrays(cols, schema=schema)
 
 
 def _remove(paths: list[Path]) -> None:

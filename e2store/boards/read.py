@@ -1,4 +1,4 @@
-"""Reading a boards dataset (`e2store.solver.boards_dataset`): every file at once with
+"""Reading a boards dataset (`e2store.boards.dataset`): every file at once with
 DuckDB, each checked as `read_boards` checks a file, each restart once (a compacted file
 before a part holding the same rows), in (arm, seed, restart) order; or, given an earlier
 read, only the files it had not read."""
@@ -12,28 +12,23 @@ from typing import Any
 
 import numpy as np
 
-from e2store.errors import DamagedDataError, SolverError
-from e2store.instance.model import Instance
-from e2store.instance.parsing import shown_path as _n
-from e2store.solver.boards import (
+from e2store.boards.parts import DatasetFile, Part, dataset_files, first_line
+from e2store.boards.schema import (
+    ARM_KEY,
     BOARD_STATS,
     BOARDS_FORMAT,
     BOARDS_VERSION,
     DIGEST_KEY,
-    Boards,
-    check_rows,
-    new_boards,
-    read_boards,
-    rows_digest,
-)
-from e2store.solver.boards_parts import (
-    DatasetFile,
-    Part,
     arrow_type,
+    board_size,
     column_kinds,
-    dataset_files,
-    first_line,
+    file_version,
+    shown_version,
 )
+from e2store.boards.table import Boards, check_rows, new_boards, read_boards, rows_digest
+from e2store.errors import DamagedDataError, SolverError
+from e2store.instance.model import Instance
+from e2store.instance.parsing import shown_path as _n
 
 CHECK_ROWS = 2048  # boards recounted at a time (the recount holds ~W*H*64 bytes a board)
 READ_TRIES = 5  # reads begun again when a compaction removed a part listed
@@ -351,6 +346,42 @@ def _metas(con, files: list[str]) -> list[dict[str, str]]:
     return metas
 
 
+def check_part_names(parts: list[Part]) -> None:
+    """Refuse (DamagedDataError naming it) the first of `parts` whose rows are of another
+    seed or restart than its name says, or whose metadata names another arm (a part
+    renamed or moved): a resumed run reads the restarts done from the names, and would
+    skip a restart a renamed part only seems to hold.  One DuckDB query over two columns
+    and the metadata; a part DuckDB cannot read is left to `read_boards`'s error."""
+    if not parts:
+        return
+    import duckdb
+
+    files = [str(p.path) for p in parts]
+    con = _connect()
+    try:
+        rows = con.sql("SELECT filename, min(seed), max(seed), min(restart), max(restart) "
+                       "FROM read_parquet(?, filename = true, hive_partitioning = false) "
+                       "GROUP BY filename", params=[files]).fetchall()
+        metas = _metas(con, files)
+    except duckdb.Error:
+        for p in parts:
+            read_boards(p.path)  # its error names the file
+        raise
+    finally:
+        con.close()
+    held = {f: tuple(r) for f, *r in rows}
+    for p, meta in zip(parts, metas, strict=True):
+        r = held.get(str(p.path))
+        if r is not None and r != (p.seed, p.seed, p.restart, p.restart):
+            raise DamagedDataError(f"{_n(p.path)}: holds rows of seed {r[0]} restart {r[2]}, "
+                                   f"not of the seed {p.seed} and restart {p.restart} its name "
+                                   f"says (a part renamed?): move it aside, then run again")
+        if meta.get(ARM_KEY, p.arm) != p.arm:
+            raise DamagedDataError(f"{_n(p.path)}: holds boards of arm {meta[ARM_KEY]!r:.80}, "
+                                   f"in the directory of arm {p.arm!r:.80} (a file moved?): "
+                                   f"move it back, then run again")
+
+
 def _read_all(files: list[str]) -> list[dict[str, str]]:
     """Read every row of `files` with DuckDB (its error when it cannot); their metadata."""
     con = _connect()
@@ -365,15 +396,14 @@ def _read_all(files: list[str]) -> list[dict[str, str]]:
 def _want_meta(meta: dict[str, str], instance: Instance | None, first: Path) -> dict[str, str]:
     """What every file's metadata must say: the first file's, checked by `read_boards`
     when it is not a boards file of this version and instance."""
-    ok = (meta.get("format") == BOARDS_FORMAT and meta.get("version") == str(BOARDS_VERSION)
-          and all(meta.get(k, "").isascii() and meta.get(k, "").isdigit()
-                  and 0 < int(meta[k]) <= 64 for k in ("width", "height"))
-          and (instance is None or (meta.get("instance"), int(meta["width"]),
-                                    int(meta["height"])) == (instance.id, instance.width,
-                                                             instance.height)))
+    size = board_size(meta)
+    ok = (meta.get("format") == BOARDS_FORMAT and file_version(meta) == BOARDS_VERSION
+          and size is not None
+          and (instance is None or (meta.get("instance"), *size) == (
+              instance.id, instance.width, instance.height)))
     if not ok:
         read_boards(first, instance)  # its error names the file
-        raise SolverError(f"{_n(first)}: a boards file of version {meta.get('version')!r:.20}"
+        raise SolverError(f"{_n(first)}: a boards file of version {shown_version(meta)}"
                           f" (a dataset's files are version {BOARDS_VERSION})")
     return meta
 
@@ -406,6 +436,10 @@ def _file_problem(meta: dict[str, str], want: dict[str, str], rows: Boards,
         return DamagedDataError(f"{_n(f.path)}: damaged boards file (its rows do not match "
                                 f"their digest: a changed byte); it is left as it is: restore "
                                 f"it from a copy, or move it aside")
+    if meta.get(ARM_KEY, f.arm) != f.arm:
+        return SolverError(f"{_n(f.path)}: holds boards of arm {meta[ARM_KEY]!r:.80}, in the "
+                           f"directory of arm {f.arm!r:.80} (a file moved?): move it back to "
+                           f"arm={meta[ARM_KEY]:.80}/")
     st = rows.stats
     if f.compacted:
         held = np.array([p.restart for p in f.entries], dtype=np.int64)

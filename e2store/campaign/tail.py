@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from e2store.reports.campaign import E2_JOINS, Z95, board_targets, wilson
+from e2store.campaign.stats import E2_JOINS, Z95, board_targets, wilson
 
 REJECT_P = 0.01  # a tail model whose check is less likely than this is not used
 MIN_COUNT = 10  # the fit: the `POINTS` highest scores at least this many restarts reached

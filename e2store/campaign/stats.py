@@ -1,7 +1,7 @@
 """Statistics of a best-score campaign: parameter sets (arms) compared with confidence.
 
 Pure statistics over plain per-restart arrays (numpy; no scipy), one row per restart of
-`e2store solve --best` (its deepest depth, its filled score, nodes, seconds), and the
+`e2store best` (its deepest depth, its filled score, nodes, seconds), and the
 report writer (`campaign_report`: Markdown and PNG plots, written atomically).  The
 methods and their models are stated in docs/campaigns.md:
 
@@ -10,7 +10,7 @@ methods and their models are stated in docs/campaigns.md:
 * `compare_arms`: the two-sided Mann-Whitney U test (normal approximation, tie and
   continuity corrections), the common-language effect size and the restarts per arm
   that would make the same effect significant;
-* the tail (`e2store.reports.tail`): expected core-hours to a full board of at least a
+* the tail (`e2store.campaign.tail`): expected core-hours to a full board of at least a
   score, where the data can speak for it.
 
 A restart's cost is its search's seconds plus its fill's (`fill_seconds`): every rate and
@@ -162,17 +162,19 @@ def bootstrap(values, *, resamples: int = 2000, seed: int = 0,
     multinomial per resample: the same distribution, far faster for integer scores);
     "auto" takes counts up to 4096 distinct values.  Reproducible with `seed`.
     """
-    x = np.asarray(values, dtype=np.float64)
-    n = len(x)
+    v = np.asarray(values)
+    n = len(v)
     if n == 0:
         nan = Estimate(math.nan, math.nan, math.nan)
         return {"mean": nan, "median": nan}
     rng = np.random.default_rng(seed)
     means = np.empty(resamples)
     medians = np.empty(resamples)
-    distinct, counts = np.unique(x, return_counts=True)
+    distinct, counts = np.unique(v, return_counts=True)  # integers: no float copy of v
+    distinct = distinct.astype(np.float64)
     if method == "auto":
         method = "counts" if len(distinct) <= _COUNTS_UP_TO else "indices"
+    x = v.astype(np.float64) if method == "indices" else None
     if method == "counts":
         pvals = counts / n
         step = max(1, _CHUNK // max(1, len(distinct)))
@@ -183,6 +185,7 @@ def bootstrap(values, *, resamples: int = 2000, seed: int = 0,
             medians[i:i + k] = _quantile_of_counts(distinct, np.cumsum(drawn, axis=1), n)
     elif method == "indices":
         step = max(1, _CHUNK // n)
+        assert x is not None
         for i in range(0, resamples, step):
             k = min(step, resamples - i)
             sample = x[rng.integers(0, n, size=(k, n))]
@@ -191,7 +194,10 @@ def bootstrap(values, *, resamples: int = 2000, seed: int = 0,
     else:
         raise ValueError(f"unknown bootstrap method {method!r}: auto, counts or indices")
     out = {}
-    for name, point, boot in (("mean", x.mean(), means), ("median", np.median(x), medians)):
+    cum = np.cumsum(counts)[None, :]
+    mean = float(x.mean()) if x is not None else float(distinct @ counts) / n
+    median = float(_quantile_of_counts(distinct, cum, n)[0])
+    for name, point, boot in (("mean", mean, means), ("median", median, medians)):
         lo, hi = np.quantile(boot, [0.025, 0.975])
         out[name] = Estimate(float(point), float(lo), float(hi))
     return out
@@ -273,16 +279,21 @@ def restarts_needed(effect: float, tie_factor: float = 1.0, alpha: float = ALPHA
 def compare_arms(a, b) -> Comparison:
     """Arm A against arm B on one per-restart value (depth or filled score): the two-sided
     Mann-Whitney U test by average ranks, its effect size and the restarts needed."""
-    x = np.asarray(a, dtype=np.float64)
-    y = np.asarray(b, dtype=np.float64)
+    x, y = np.asarray(a), np.asarray(b)
     n_a, n_b = len(x), len(y)
     if n_a == 0 or n_b == 0:
         raise ValueError("each arm needs at least one restart")
-    both = np.concatenate([x, y])
-    _, inverse, counts = np.unique(both, return_inverse=True, return_counts=True)
+    # ranks by value counts (no per-restart array beyond the inputs: 10^7 restarts in MB)
+    va, ca = np.unique(x, return_counts=True)
+    vb, cb = np.unique(y, return_counts=True)
+    values = np.union1d(va, vb)
+    count_a = np.zeros(len(values), np.int64)
+    count_a[np.searchsorted(values, va)] = ca
+    counts = count_a.copy()
+    counts[np.searchsorted(values, vb)] += cb
     ends = np.cumsum(counts, dtype=np.float64)
     ranks = ends - (counts - 1) / 2.0  # the average rank of each distinct value (1-based)
-    r_a = float(ranks[inverse[:n_a]].sum())
+    r_a = float(ranks @ count_a)
     u = r_a - n_a * (n_a + 1) / 2
     big_n = n_a + n_b
     t = counts.astype(np.float64)

@@ -17,7 +17,7 @@ the file's text (a GUID reorders its bytes), and the random number is replaced b
 restart that found the board: a name is reproducible (exporting again rewrites the same
 files, never a second copy), the md5 names the content (one file per distinct board, and a
 file can be checked against its name), and `s<seed>-r<restart>` says which restart of
-`solve --best` to run again.  A board of no restart is `<depth>_<md5>.txt`.
+`e2store best` to run again.  A board of no restart is `<depth>_<md5>.txt`.
 
 **Reading** (`read_saved_board`): every line checked, a bad one a `SavedBoardError` naming
 the file and the line: H rows of W cells, each `piece/r` with a piece of the instance (at
@@ -34,10 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
+from e2store.boards.table import Boards, board_cells
 from e2store.errors import SolverError
 from e2store.instance.model import Instance
 from e2store.instance.parsing import shown_path
-from e2store.solver.boards import Boards, board_cells
 
 SUFFIX = ".txt"
 EMPTY = "---/-"
@@ -90,6 +90,18 @@ def saved_board_name(text: str, depth: int, seed: int | None = None,
     return f"{int(depth)}_{md5}{tail}{SUFFIX}"
 
 
+_NAME = re.compile(r"([0-9]{1,9})_[0-9a-f]{32}(?:_s([0-9]{1,19})-r([0-9]{1,19}))?\.txt")
+
+
+def saved_name_origin(name: str) -> dict[str, int]:
+    """What a saved board's file name (`saved_board_name`) says of it: its `depth`, and
+    `seed` and `restart` when it names them; {} for another name."""
+    m = _NAME.fullmatch(name)
+    return {} if m is None else {k: int(v) for k, v in zip(("depth", "seed", "restart"),
+                                                          m.groups(), strict=True)
+                                 if v is not None}
+
+
 def _boards_of(instance: Instance, boards) -> Boards:
     """`boards` as `Boards`: a `Boards`, a `DatasetBoards` (its rows), or the path of a boards
     file or dataset, read and checked against `instance`."""
@@ -97,8 +109,8 @@ def _boards_of(instance: Instance, boards) -> Boards:
         return boards
     if hasattr(boards, "boards") and isinstance(boards.boards, Boards):
         return boards.boards
-    from e2store.solver.boards import read_boards
-    from e2store.solver.boards_dataset import read_boards_dataset
+    from e2store.boards.dataset import read_boards_dataset
+    from e2store.boards.table import read_boards
 
     p = Path(boards)
     return read_boards_dataset(p, instance).boards if p.is_dir() else read_boards(p, instance)
