@@ -391,6 +391,23 @@ def test_published_boards_score_with_the_instance(e2, name, published, order, ur
         assert f"read in the viewer's {order} colour order" in r.stderr
 
 
+@needs_shared
+@pytest.mark.parametrize("name,published,order,url",
+                         [r for r in RECORDS if r[0] in ("Louis_Verhaard_467", "2009-05-17_MFT")],
+                         ids=["Louis_Verhaard_467", "2009-05-17_MFT"])
+def test_a_url_without_piece_numbers_gives_one_answer(e2, name, published, order, url):
+    """`board_pieces` all 000 (no piece numbers, the colours alone): the score from the
+    colours and the score with the instance are one answer, the board's (issue 57)."""
+    u = parse_url(url)
+    assert u.pieces is not None
+    blank = url.replace("board_pieces=" + "".join(f"{p:03d}" for p in u.pieces),
+                        "board_pieces=" + "000" * len(u.pieces))
+    assert blank != url
+    alone = json.loads(run("score", blank, "--json").stdout)["score"]
+    with_pieces = json.loads(run("score", GALLICCHIO, blank, "--json").stdout)["score"]
+    assert alone == with_pieces == published
+
+
 # -- bad URLs -----------------------------------------------------------------------------
 def test_bad_urls_give_one_line_and_exit_2(tmp_path):
     inst = random_instance(5, 5, 9)
