@@ -85,7 +85,8 @@ def main() -> None:
                    "report_s": round(sec, 2), "peak_rss": rss,
                    "restarts_per_s": round(n / sec)}
             figures["runs"].append(run)
-            print(f"{n:>12,} restarts ({written / 1e9:.2f} GB{f', made in {made:.0f} s' if made else ''}): "
+            made_in = f", made in {made:.0f} s" if made else ""
+            print(f"{n:>12,} restarts ({written / 1e9:.2f} GB{made_in}): "
                   f"summary --boards {sec:.1f} s, {n / sec:,.0f} restarts/s, peak "
                   f"{rss / 2**20:,.0f} MiB")
         runs = figures["runs"]

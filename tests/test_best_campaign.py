@@ -92,6 +92,11 @@ def test_the_campaign_runs_every_arm_seed_and_shard_once(tmp_path):
                           "s3-shard-1-of-2.json").read_text())
     assert receipt["restarts"] == 2 and receipt["shard"] == [1, 2]
     assert "--shard 1/2 --arm b" in receipt["command"] and "--no-fill" in receipt["command"]
+    # each job's trace beside its log: its last line the shard's restarts this job ran
+    from e2store.solver.best import read_trace
+
+    trace = read_trace(work / "res" / "best" / "logs" / "b" / "s3-shard-1-of-2.trace.csv")
+    assert trace and trace[-1]["restarts"] == 2 and trace[-1]["score"] is not None
     # the campaign file the jobs ran from, and what `campaign status` and `report` say
     camp = work / "res" / "best" / "campaign.json"
     c = Campaign.from_file(camp)

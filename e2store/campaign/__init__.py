@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.campaign.status import job_name as job_name
     from e2store.campaign.status import log_path as log_path
     from e2store.campaign.status import receipt_path as receipt_path
+    from e2store.campaign.status import trace_path as trace_path
     from e2store.campaign.tail import ENOUGH as ENOUGH
     from e2store.campaign.tail import LADDERS as LADDERS
     from e2store.campaign.tail import REACH as REACH
@@ -79,5 +80,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "shards": ("restarts_left", "shard_command", "shard_done", "shard_costs", "cost_totals",
                "shard_receipt", "run_shard", "run_campaign_shard", "is_shard_argv",
                "end_shard_solves",),
-    "status": ("campaign_status", "CampaignStatus", "job_name", "receipt_path", "log_path"),
+    "status": ("campaign_status", "CampaignStatus", "job_name", "receipt_path", "log_path",
+               "trace_path"),
 })

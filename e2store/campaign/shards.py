@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from e2store.campaign.config import Campaign
+from e2store.campaign.status import trace_path
 from e2store.errors import ChildFailedError, SolverError
 
 
@@ -52,8 +53,10 @@ def shard_command(campaign: Campaign, arm: str, seed: int, shard: tuple[int, int
     """The `e2store best` command of one (arm, seed, shard) job of `campaign` with
     `budget` (`Campaign.budget`, less the restarts done)."""
     cmd = ["e2store", "best", campaign.instance, *campaign.arms[arm].argv()]
+    results = Path(campaign.boards.rstrip("/")).parent
     cmd += ["--seed", str(seed), "--shard", f"{shard[0]}/{shard[1]}", "--arm", arm,
             *budget, "--workers", str(campaign.workers),
+            "--trace", trace_path(results, arm, seed, shard),
             "-o", campaign.boards.rstrip("/") + "/", "--json"]
     return cmd
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 RECEIPTS, LOGS = "receipts", "logs"
-_JOB = re.compile(r"s([0-9]+)-shard-([0-9]+)-of-([0-9]+)\.(json|log)")
+_JOB = re.compile(r"s([0-9]+)-shard-([0-9]+)-of-([0-9]+)\.(json|log|trace\.csv)")
 
 Key = tuple[str, int, int | None, int | None]  # (arm, seed, shard k, of n)
 
@@ -38,6 +38,12 @@ def log_path(results: str | Path, arm: str, seed: int | str,
     return os.path.join(results, LOGS, arm, job_name(seed, shard) + ".log")
 
 
+def trace_path(results: str | Path, arm: str, seed: int | str,
+               shard: tuple[int | str, int | str]) -> str:
+    """A job's trace (`e2store best --trace`) beside its log."""
+    return os.path.join(results, LOGS, arm, job_name(seed, shard) + ".trace.csv")
+
+
 @dataclass
 class CampaignStatus:
     """What a campaign's files say now: `receipts` (the jobs that ended, each its JSON,
@@ -48,6 +54,7 @@ class CampaignStatus:
     writers: dict[Key, str] = field(default_factory=dict)
     started: set[Key] = field(default_factory=set)
     results: Path | None = None
+    traces: dict[Key, Path] = field(default_factory=dict)
 
 
 def campaign_dir(boards: str | Path) -> Path | None:
@@ -64,6 +71,8 @@ def campaign_status(boards: str | Path) -> CampaignStatus:
     if results is not None:
         out.receipts = {k: v for k, v in _jobs(results / RECEIPTS, "json").items()}
         out.started = set(_jobs(results / LOGS, "log"))
+        out.traces = {k: Path(trace_path(results, k[0], k[1], (k[2], k[3])))
+                      for k in _jobs(results / LOGS, "trace.csv")}
     return out
 
 

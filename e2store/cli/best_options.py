@@ -5,6 +5,8 @@ the `solve` module.  Every default is the library's
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 
@@ -69,6 +71,10 @@ def best_options(f):
         click.option("--no-finish", is_flag=True, help="With --best: do not finish the "
                      "boards (each restart's filled board as it is: no other boards tried, "
                      "no tail re-solved)."),
+        click.option("--trace", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     metavar="FILE", help="With --best: append the run's trace to FILE, a CSV "
+                     "line every few seconds (time, elapsed, nodes, restarts, deepest depth, "
+                     "best score, best filled score): its best score over time."),
         click.option("--arm", default=None, metavar="NAME", help="With --best -o DIR: the "
                      "arm of the boards dataset the run writes (arm=NAME/; default "
                      "`default`): a campaign's arms are its runs of other options."),

@@ -311,7 +311,8 @@ def fixed_from_url(inst: Instance, url: str) -> dict[tuple[int, int], int]:
 def colours_board(url: str | BoardUrl) -> tuple[Instance, np.ndarray]:
     """A board URL drawn from its colours alone, no piece file needed: an instance whose
     piece k is what the URL shows for piece k (its `board_pieces`; each cell's own piece
-    when it has none, or when its number is 000 and it shows colours), turned as shown (rotation 0), and the board placing them; colour
+    when it has none, or when its number is 000 and it shows colours), turned as shown
+    (rotation 0), and the board placing them; colour
     ids are the URL's letters (a = grey), holes -1.  Scores and mismatches read from it
     are the board's, in any lettering (a lettering relabels colours one to one)."""
     u = parse_url(url) if isinstance(url, str) else url

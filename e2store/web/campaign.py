@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -170,7 +171,9 @@ def campaign_data(source: BoardsSource, instance: Instance, d, *,
     recent = time.time() - max((r["last"] or 0.0 for r in shards), default=0.0) < LIVE_SECONDS
     live = any(r["state"] == "running" for r in shards) or (
         recent and not all(r["state"] == "done" for r in shards))
-    return {**kept["derived"], "shards": shards, "receipts": None if now.results is None
+    traced = {"trace_plot": trace_plot(now.traces)} if pictures and now.traces else {}
+    return {**kept["derived"], **traced, "shards": shards,
+            "receipts": None if now.results is None
             else str(now.results / RECEIPTS), "live": live,
             "refresh": REFRESH_SECONDS if live else None,
             **(kept["drawn"] if pictures else {})}
@@ -268,6 +271,44 @@ def time_plot(st: dict, arms) -> str | None:
     ax.set_ylabel("score (matched joins)")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # scores are whole: no 462.5
     ax.set_title("Best score so far per arm (dots: each board)", fontsize=10)
+    ax.legend(loc="lower right", fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return figure_svg(fig)
+
+
+def trace_plot(traces: dict[Key, Path]) -> str | None:
+    """Each job's best score over its run from its trace (`e2store best --trace`: the
+    filled score when filled), minutes since it began, a line per job coloured by arm, as
+    inline SVG; None when no trace has a restart yet."""
+    from matplotlib.ticker import MaxNLocator
+
+    from e2store.solver.best import read_trace
+    from e2store.web.reports import figure_svg, new_figure
+
+    lines = []
+    for key, path in sorted(traces.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        rows = [r for r in read_trace(path) if r["score"] is not None]
+        if rows:
+            lines.append((key, [r["elapsed"] / 60 for r in rows],
+                          [r["filled"] if r["filled"] is not None else r["score"]
+                           for r in rows]))
+    if not lines:
+        return None
+    arms = sorted({k[0] for k, _, _ in lines})
+    fig = new_figure((8, 3.6))
+    ax = fig.subplots()
+    labelled: set[str] = set()
+    for key, x, y in lines:
+        k = arms.index(key[0])
+        label = None if key[0] in labelled else key[0]
+        labelled.add(key[0])
+        ax.step(x, y, where="post", color=f"C{k % 10}", alpha=0.8, label=label)
+    ax.set_xlabel("minutes since the job began")
+    ax.set_ylabel("best score (filled)")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title("Each job's best score over its run (its trace), coloured by arm",
+                 fontsize=10)
     ax.legend(loc="lower right", fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()

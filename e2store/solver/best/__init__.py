@@ -21,7 +21,7 @@ Its public API, the only names imported from outside this package:
   (`ARM_OPTIONS`: what a campaign's arm sets); campaigns themselves are `e2store.campaign`.
 
 Modules: `schedules` (parameters, light), `plan`, `search`, `run`, `session`, `fill`,
-`finish`, `store`, `options`; private `_kernels` (the generic numba kernel), `_gen` (the
+`finish`, `store`, `options`, `trace`; private `_kernels` (the generic numba kernel), `_gen` (the
 generated one) and `_finish_kernels` (the tail re-solve's).
 """
 
@@ -44,6 +44,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "fill": ("fill_holes", "Filled", "EXACT_HOLES"),
     "finish": ("resolve_tail", "grow_tail", "Resolved"),
     "store": ("tileability", "piece_order", "quota_from_store"),
+    "trace": ("Trace", "read_trace", "TRACE_SECONDS"),
     "options": ("BestOptions", "ARM_OPTIONS", "CAMPAIGN_OPTIONS", "MAX_RESTART_NODES"),
 })
 
@@ -100,3 +101,6 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.solver.best.store import piece_order as piece_order
     from e2store.solver.best.store import quota_from_store as quota_from_store
     from e2store.solver.best.store import tileability as tileability
+    from e2store.solver.best.trace import TRACE_SECONDS as TRACE_SECONDS
+    from e2store.solver.best.trace import Trace as Trace
+    from e2store.solver.best.trace import read_trace as read_trace

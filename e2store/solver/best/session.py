@@ -30,6 +30,7 @@ from .schedules import (
     DEFAULT_SEED,
 )
 from .search import RestartResult
+from .trace import Trace
 
 FILL_SECONDS = 10.0  # per restart's best board: its holes filled within this time
 
@@ -44,7 +45,8 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
                seconds: float | None = None, max_nodes: int | None = None, workers: int = 1,
                fill: bool = True, finish: bool = True, kernel: str = "auto",
                live: bool = False, arm: str | None = None,
-               shard: tuple[int, int] | None = None) -> dict[str, Any]:
+               shard: tuple[int, int] | None = None,
+               trace: str | Path | None = None) -> dict[str, Any]:
     """Run a best-score search as `e2store best` does (the options and defaults
     are `best_plan`'s and `run_best`'s) and return its report (`best_report`): every
     restart's best board (and, with `fill`, that board with its holes filled, and with
@@ -71,6 +73,7 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
         with boards_sink(output, instance, seed, arm, shard) as sink:  # a second run refused
             n = instance.width * instance.height
             show = BestProgress(workers, seconds, max_nodes, live=live)
+            tracer = Trace(trace)  # --trace FILE: a line every few seconds
             filled: list[tuple[int, np.ndarray, RestartResult]] = []
             seen: set[str] = set()  # the keys of the boards finished in this run
             tally = FinishTally()
@@ -101,15 +104,23 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
                         filled[:] = final
                 sink.write(r.restart, make_boards(n, cells, rows))
                 show.restart(r, run, filled[0][0] if filled else None)
+                assert run.best is not None
+                tracer.restart(len(run.results), run.best.depth, run.best.score,
+                               filled[0][0] if filled else None)
+
+            def tick(nodes: int) -> None:
+                show.tick(nodes)
+                tracer.tick(nodes)
 
             try:
                 run = run_best(instance, scan=scan, seed=seed, restart_nodes=restart_nodes,
                                workers=workers, seconds=seconds, max_nodes=max_nodes,
                                restarts=restarts, done=sink.done, shard=shard,
-                               on_result=on_result, tick=show.tick, kernel=kernel,
+                               on_result=on_result, tick=tick, kernel=kernel,
                                heartbeat=show.refresh, plan=plan, interrupted=interrupted)
             finally:
                 show.close()
+                tracer.close()
         if interrupted.is_set():  # Ctrl-C as the run ended, too
             run.ended = "interrupted"
         report = best_report(instance, run, plan, filled[0] if filled else None, sink.path)
