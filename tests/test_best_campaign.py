@@ -104,6 +104,7 @@ def test_the_campaign_runs_every_arm_seed_and_shard_once(tmp_path):
     st = _e2store(work, "campaign", "status", camp, "--json")
     assert [(j["arm"], j["shard"], j["state"], j["restarts"]) for j in st["jobs"]] == [
         (a, [k, 2], "done", 2) for a in ("a", "b") for k in (0, 1)]
+    assert all(j["held"] == 2 for j in st["jobs"])
     rep = _e2store(work, "campaign", "report", camp, "-o", work / "again.md", "--json")
     assert [a["restarts"] for a in rep["arms"]] == [4, 4]
     assert (work / "again.md").read_text() == (work / "res" / "best" / "report.md"
@@ -118,10 +119,15 @@ def test_the_campaign_runs_every_arm_seed_and_shard_once(tmp_path):
         sub = type(hand)(got.boards.cells[idx], {k: v[idx] for k, v in
                                                  got.boards.stats.items()})
         assert _rows(sub) == _rows(hand) and len(sub) == len(hand)
+    # a part deleted: the job's receipt says 2 restarts, the dataset holds 1 (issue 57)
+    (boards / "arm=a" / "part-s3-r000000002.parquet").unlink()
+    proc = subprocess.run(["e2store", "campaign", "status", str(camp)], cwd=work, text=True,
+                          capture_output=True, env=_env(), timeout=600)
+    assert proc.returncode == 1 and "a seed 3 shard 0/2: missing" in proc.stdout, proc.stdout
+    assert "1 missing (a part deleted?)" in proc.stdout
     # a job killed after a part of two (no receipt, no report): the rerun completes it
     (work / "res" / "best" / "receipts" / "a" / "s3-shard-0-of-2.json").unlink()
     (work / "res" / "best" / "report.md").unlink()
-    (boards / "arm=a" / "part-s3-r000000002.parquet").unlink()
     proc = _snakemake(work, None, "best", "--configfile", str(work / "cfg.yaml"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert [(p.arm, p.restart) for p in dataset_parts(boards, "a")] == [

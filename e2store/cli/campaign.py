@@ -119,8 +119,13 @@ def report_cmd(campaign_file: Path, output: Path, saved: Path | None, as_json: b
 @json_option("Print the jobs as one JSON object on stdout.")
 def status_cmd(campaign_file: Path, as_json: bool) -> None:
     """Where each job of a campaign stands: done (its receipt: restarts, nodes, seconds),
-    running or stopped (its lock in the dataset), started (its log), or not started."""
-    from e2store.campaign import Campaign, campaign_status
+    running or stopped (its lock in the dataset), started (its log), or not started; and
+    the restarts its shard holds in the dataset now.  A done job whose shard holds fewer
+    restarts than its receipt says (a part deleted since) is `missing`: exit 1, its
+    restarts run again by running the job again once its receipt is removed."""
+    import sys
+
+    from e2store.campaign import Campaign, campaign_status, shard_done
 
     c = Campaign.from_file(campaign_file)
     now = campaign_status(c.boards)
@@ -128,17 +133,26 @@ def status_cmd(campaign_file: Path, as_json: bool) -> None:
     for arm, seed, (k, n) in c.jobs():
         key = (arm, seed, k, n) if n > 1 else (arm, seed, None, None)
         got = now.receipts.get((arm, seed, k, n))
+        held = len(shard_done(c.boards, arm, seed, (k, n)))
         state = now.writers.get(key) or ("done" if got is not None else
                                          "started" if (arm, seed, k, n) in now.started
                                          else "not started")
-        jobs.append({"arm": arm, "seed": seed, "shard": [k, n], "state": state,
-                     **({k2: got[k2] for k2 in ("restarts", "nodes", "seconds", "ended")
-                         if k2 in got} if got else {})})
+        job = {"arm": arm, "seed": seed, "shard": [k, n], "state": state, "held": held,
+               **({k2: got[k2] for k2 in ("restarts", "nodes", "seconds", "ended")
+                   if k2 in got} if got else {})}
+        if state == "done" and isinstance(job.get("restarts"), int) and held < job["restarts"]:
+            job["state"], job["missing"] = "missing", job["restarts"] - held
+        jobs.append(job)
     if as_json:
         click.echo(json.dumps({"jobs": jobs}))
-        return
-    for j in jobs:
-        extra = (f": {j['restarts']:,} restarts, {j['seconds']:,.1f} s, {j['ended']}"
-                 if "restarts" in j else "")
-        click.echo(f"{j['arm']} seed {j['seed']} shard {j['shard'][0]}/{j['shard'][1]}: "
-                   f"{j['state']}{extra}")
+    else:
+        for j in jobs:
+            extra = (f": {j['restarts']:,} restarts, {j['seconds']:,.1f} s, {j['ended']}"
+                     if "restarts" in j and "seconds" in j else "")
+            if "missing" in j:
+                extra += (f"; the dataset holds {j['held']:,}: {j['missing']:,} missing (a "
+                          f"part deleted?): remove its receipt and run the job again")
+            click.echo(f"{j['arm']} seed {j['seed']} shard {j['shard'][0]}/{j['shard'][1]}: "
+                       f"{j['state']}{extra}")
+    if any("missing" in j for j in jobs):
+        sys.exit(1)
