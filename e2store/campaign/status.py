@@ -71,7 +71,7 @@ def campaign_status(boards: str | Path) -> CampaignStatus:
     if results is not None:
         out.receipts = {k: v for k, v in _jobs(results / RECEIPTS, "json").items()}
         out.started = set(_jobs(results / LOGS, "log"))
-        out.traces = {k: Path(trace_path(results, k[0], k[1], (k[2], k[3])))
+        out.traces = {k: Path(trace_path(results, k[0], k[1], (k[2] or 0, k[3] or 1)))
                       for k in _jobs(results / LOGS, "trace.csv")}
     return out
 
