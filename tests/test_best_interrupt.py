@@ -27,7 +27,14 @@ from naive_best import unsolvable_pieces
 from e2store.boards.table import read_boards
 from e2store.instance.e2sfile import write_e2store
 from e2store.instance.model import Instance
-from e2store.solver.best import BestProgress, BestRun, RestartResult, fill_holes, run_best
+from e2store.solver.best import (
+    BestProgress,
+    BestRun,
+    BestSearch,
+    RestartResult,
+    fill_holes,
+    run_best,
+)
 
 WAIT = 300  # seconds: a slow, busy machine still gets there
 
@@ -98,8 +105,8 @@ def _check(code: int, out: str, err: str, boards: Path) -> dict | None:
 
 
 def test_ctrl_c_during_the_compile_of_a_cold_run(board7, tmp_path):
-    """Ctrl-C once the kernel is being generated and compiled (numba cannot stop): the run
-    ends after the compile, with its report; the status file says interrupted."""
+    """Ctrl-C once the kernel is being generated and compiled: the compile stops, the run
+    ends with its report; the status file says interrupted."""
     env = _cold_env(tmp_path)
     kernels, out, status = Path(env["E2STORE_KERNEL_DIR"]), tmp_path / "b.parquet", \
         tmp_path / "s.json"
@@ -120,6 +127,86 @@ def test_ctrl_c_keeps_the_restarts_of_workers(board7, tmp_path):
          "-o", str(out), "--json"], _cold_env(tmp_path), out.exists)
     d = _check(code, stdout, err, out)
     assert d is not None and d["restarts"] >= 1 and d["workers"] == 2
+
+
+def _compile_interrupted(monkeypatch, compiling: Callable[[], None]) -> BestRun:
+    """A run whose kernel compile is `compiling()` (it sends itself SIGINT); the run."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach the main thread only")
+
+    def run(self, seed, restart, budget, **kw):
+        compiling()
+        raise AssertionError("the compile went on after Ctrl-C")
+
+    monkeypatch.setattr(BestSearch, "run", run)
+    return run_best(Instance("u7", 7, 7, unsolvable_pieces(7, 7, 3)), restarts=1)
+
+
+WORKED: list[bool] = []  # a minute of work that Ctrl-C did not stop
+
+
+def _ctrl_c_then_work() -> None:
+    """Ctrl-C, then a minute of work (Python code, as most of numba's compile is)."""
+    WORKED.clear()
+    os.kill(os.getpid(), signal.SIGINT)
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        time.sleep(0.01)
+    WORKED.append(True)
+
+
+def test_ctrl_c_stops_the_compile_midway(monkeypatch):
+    """A cold compile has no slices to stop between (seconds, a minute on a busy machine):
+    a Ctrl-C raises in it, the run ends at once, interrupted, nothing run."""
+    run = _compile_interrupted(monkeypatch, _ctrl_c_then_work)
+    assert run.ended == "interrupted" and run.results == [] and not WORKED
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="libc's qsort by ctypes")
+def test_ctrl_c_in_a_callback_of_the_compile(monkeypatch):
+    """Raised in a C callback (LLVM's, to numba's object cache), the KeyboardInterrupt
+    cannot leave it: Python calls it unraisable and numba fails later with an error of its
+    own.  The run still ends interrupted, and nothing is printed."""
+    import ctypes
+
+    def callback(a, b) -> int:
+        _ctrl_c_then_work()
+        return 0
+
+    def compiling() -> None:
+        cmp = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)(callback)
+        two = (ctypes.c_int * 2)(2, 1)
+        ctypes.CDLL(None).qsort(two, 2, ctypes.sizeof(ctypes.c_int), cmp)
+        raise RuntimeError("no compiled object yet")  # numba's, its object never seen
+
+    unraisable: list = []  # what Python would print
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    run = _compile_interrupted(monkeypatch, compiling)
+    assert run.ended == "interrupted" and run.results == [] and unraisable == []
+    assert not WORKED
+
+
+def test_ctrl_c_stops_the_finish_midway(monkeypatch, tmp_path):
+    """A cold run's first finish compiles its kernels (seconds, a minute on a busy
+    machine): a Ctrl-C raises in it too; the restart is kept, its finished board the
+    filled one."""
+    from e2store.solver.best import finish, solve_best
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach the main thread only")
+
+    def grow_tail(*args, **kw):
+        _ctrl_c_then_work()
+        raise AssertionError("the finish went on after Ctrl-C")
+
+    monkeypatch.setattr(finish, "grow_tail", grow_tail)
+    out = tmp_path / "b.parquet"
+    report = solve_best(Instance("u7", 7, 7, unsolvable_pieces(7, 7, 3)), out, restarts=3,
+                        restart_nodes=1000)
+    assert report["ended"] == "interrupted" and report["restarts"] == _restarts_in(out) == 1
+    rows = read_boards(out).stats
+    assert list(rows["source"]) == ["best", "filled", "finished"]
+    assert rows["score"][2] == rows["score"][1] and not WORKED
 
 
 @pytest.mark.parametrize("module", ["click", "e2store.cli.solve"])

@@ -38,7 +38,7 @@ def _cli_plan(monkeypatch, *args) -> tuple[B.BestPlan, dict]:
     r = CliRunner().invoke(main, ["best", *map(str, args), "--json"])
     assert r.exit_code == 0, r.output
     assert len(seen) == 1
-    return seen[0], json.loads(r.output.strip().splitlines()[-1])
+    return seen[0], json.loads(r.stdout.strip().splitlines()[-1])
 
 
 def _same_plan(a: B.BestPlan, b: B.BestPlan) -> None:

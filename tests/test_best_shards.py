@@ -77,7 +77,7 @@ def test_the_command_line_shards_and_arms(inst, tmp_path):
     r = CliRunner().invoke(main, [*base, "--shard", "1/3", "--arm", "a1", "-o", f"{out}/",
                                   "--json"])
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output.strip().splitlines()[-1])
+    d = json.loads(r.stdout.strip().splitlines()[-1])
     assert d["arm"] == "a1" and d["shard"] == [1, 3]
     assert [(p.arm, p.restart) for p in dataset_parts(out)] == [("a1", 1), ("a1", 4)]
     r = CliRunner().invoke(main, [*base, "--shard", "1/3", "--arm", "a1", "-o", f"{out}/"])

@@ -309,7 +309,7 @@ def test_the_command_equals_the_library(inst, dataset, tmp_path):
     r = CliRunner().invoke(main, ["compact-boards", str(other), "--instance",
                                   str(tmp_path / "u.e2s"), "--min-parts", "3", "--json"])
     assert r.exit_code == 0, r.output
-    cli = json.loads(r.output)
+    cli = json.loads(r.stdout)
     for d in (lib, cli):
         del d["seconds"], d["dataset"]
     assert cli == lib

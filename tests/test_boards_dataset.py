@@ -214,7 +214,7 @@ def test_sql_counts_what_the_library_reads(inst, tmp_path):
             "GROUP BY ALL ORDER BY ALL", "--json")
     assert r.exit_code == 0, r.output
     got = {(x["arm"], x["source"], x["score"]): x["n"]
-           for x in map(json.loads, r.output.splitlines())}
+           for x in map(json.loads, r.stdout.splitlines())}
     assert got == want and sum(got.values()) == 8
     r = cli("sql", "--boards", out, "SELECT count(*) FROM read_parquet('"
             f"{out}/*/*.parquet')")  # the sandbox: no file is read by a query
@@ -310,7 +310,7 @@ def test_score_and_render_take_a_dataset(inst, tmp_path):
     d = read_boards_dataset(out, inst)
     r = cli("score", tmp_path / "u.e2s", out, "--json")
     assert r.exit_code == 0, r.output
-    scores = [json.loads(line)["score"] for line in r.output.splitlines()]
+    scores = [json.loads(line)["score"] for line in r.stdout.splitlines()]
     assert scores == list(d.boards.stats["score"]) and len(scores) == 6
     r = cli("render", "board", tmp_path / "u.e2s", "--best", out, "-o", tmp_path / "b.svg")
     assert r.exit_code == 0, r.output

@@ -33,7 +33,7 @@ def test_zones_json_and_grid_agree_with_the_zone_map():
         for h in (0, 1, 2, 3):
             r = run("zones", "--size", n, "--hamming", h, "--json")
             assert r.exit_code == 0, r.output
-            d = json.loads(r.output)
+            d = json.loads(r.stdout)
             assert d["n_zones"] == len(zone_map(n, n, h).zones) == expected_zone_count(n, h)
             cells = sorted((x, y) for z in d["zones"] for x, y, _ in z["members"])
             assert cells == sorted((x, y) for x in range(n) for y in range(n))
@@ -53,7 +53,7 @@ def test_count_json_lines_match_the_api(inst_file):
     r = run("count", path, "--hamming", 2, "--at", "0,0", "--at", "2,1", "--json",
             "--method", "enumerate")
     assert r.exit_code == 0, r.output
-    rows = [json.loads(ln) for ln in r.output.splitlines()]
+    rows = [json.loads(ln) for ln in r.stdout.splitlines()]
     assert [(d["x"], d["y"]) for d in rows] == [(0, 0), (2, 1)]
     for d in rows:
         want = count_corolles(inst, d["x"], d["y"], 2)
@@ -64,7 +64,7 @@ def test_count_json_lines_match_the_api(inst_file):
     r = run("count", path, "--hamming", 1, "--json")
     assert len(r.output.splitlines()) == len(zone_map(5, 4, 1).zones)
     r = run("count", path, "--hamming", 1, "--hamming", 2, "--json")
-    rows = [json.loads(ln) for ln in r.output.splitlines()]
+    rows = [json.loads(ln) for ln in r.stdout.splitlines()]
     assert [d["hamming"] for d in rows] == ([1] * len(zone_map(5, 4, 1).zones)
                                             + [2] * len(zone_map(5, 4, 2).zones))
     assert {d["method"] for d in rows} == {"factorised"}

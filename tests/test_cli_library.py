@@ -94,7 +94,7 @@ def test_count_cells_matches_the_count_command(inst_file):
     got = [c.to_dict() for c in count_cells(inst, (2, 1), [((0, 0), (2, 1))])]
     r = run("count", path, "--hamming", 2, "--hamming", 1, "--at", "0,0 2,1", "--json")
     assert r.exit_code == 0, r.output
-    shown = [json.loads(ln) for ln in r.output.splitlines()]
+    shown = [json.loads(ln) for ln in r.stdout.splitlines()]
     strip = [{k: v for k, v in d.items() if k != "seconds"} for d in (got, shown)[0]]
     assert strip == [{k: v for k, v in d.items() if k != "seconds"} for d in shown]
     assert [(d["hamming"], d["method"]) for d in got] == [(2, "factorised")] * 2 + [
@@ -181,7 +181,7 @@ def test_tabulate_zones_matches_the_command(bench4, tmp_path):
     r = run("tabulate", path, "--hamming", 2, "--max-stems", 500, "--records",
             tmp_path / "rec2", "--json")
     assert r.exit_code == 0, r.output
-    shown = [json.loads(ln) for ln in r.output.splitlines()]
+    shown = [json.loads(ln) for ln in r.stdout.splitlines()]
     mine = [z.to_dict() for z in zones]
     for d in (*shown, *mine):
         d.pop("seconds", None)
@@ -214,7 +214,7 @@ def test_shard_receipt_is_what_count_shard_prints(bench4, tmp_path):
     r = run("stage", "count-shard", path, "--hamming", 2, "--at", "1,1", "--shard", "0/2",
             "--records", tmp_path / "b", "--json")
     assert r.exit_code == 0, r.output
-    shown = json.loads(r.output)
+    shown = json.loads(r.stdout)
     assert {k: v for k, v in got.items() if k != "seconds"} == {
         k: v for k, v in shown.items() if k != "seconds"}
     assert shard_receipt(tmp_path / "a", inst, (1, 1), 2, 0, 2)["resumed"]
@@ -235,7 +235,7 @@ def test_plan_cells_and_estimates(bench4):
     assert row["instance"] == inst.id and (row["x"], row["y"]) == (0, 0)
     r = run("count-estimate", path, "--hamming", 2, "--at", "0,0", "--samples", "1e3", "--json")
     assert r.exit_code == 0, r.output
-    shown = json.loads(r.output)
+    shown = json.loads(r.stdout)
     assert {k: v for k, v in shown.items() if k != "seconds"} == {
         k: v for k, v in row.items() if k != "seconds"}
 
@@ -345,7 +345,7 @@ def test_sql_rows_stream_what_sql_prints(inst_file, tmp_path):
     assert names == ["zone", "n"] and rows
     r = run("sql", "--store", root, query, "--json")
     assert r.exit_code == 0, r.output
-    assert [json.loads(ln) for ln in r.output.splitlines()] == rows
+    assert [json.loads(ln) for ln in r.stdout.splitlines()] == rows
     with pytest.raises(StoreError), sql_rows(root, "SELECT * FROM nowhere", 1 << 30) as _:
         pass
 

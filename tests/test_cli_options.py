@@ -95,7 +95,7 @@ def test_enumerate_writes_every_hamming_given(small, tmp_path):
 def test_count_counts_every_hamming_given(small):
     r = run("count", small, "--hamming", 0, "--hamming", 1, "--at", "1,1", "--json")
     assert r.exit_code == 0, r.output
-    assert [json.loads(ln)["hamming"] for ln in r.output.splitlines()] == [0, 1]
+    assert [json.loads(ln)["hamming"] for ln in r.stdout.splitlines()] == [0, 1]
 
 
 def test_count_at_hamming_3_uses_and_equals_the_table_method(tmp_path):
@@ -109,7 +109,7 @@ def test_count_at_hamming_3_uses_and_equals_the_table_method(tmp_path):
     for method in ("auto", "arms", "factorised"):
         r = run("count", path, "--hamming", 3, "--at", "2,2", "--method", method, "--json")
         assert r.exit_code == 0, r.output
-        got[method] = json.loads(r.output)
+        got[method] = json.loads(r.stdout)
     assert got["auto"]["method"] == "arms" and "cores" in got["auto"]
     table = count_shard(inst, 2, 2, 3, 0, 1).corolles
     assert got["auto"]["corolles"] == got["arms"]["corolles"] == table

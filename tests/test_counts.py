@@ -169,7 +169,7 @@ def test_cli_counts_tables_and_shards(tmp_path, shared_instances):
                                   "--records", str(out), "-o", str(tmp_path / "t"),
                                   "--shard-stems", "5", "--json"])
     assert r.exit_code == 0, r.output
-    lines = [json.loads(s) for s in r.output.splitlines()]
+    lines = [json.loads(s) for s in r.stdout.splitlines()]
     got = {(d["hamming"], d["x"], d["y"]): d["corolles"] for d in lines}
     # DESIGN.md's worked example
     assert [got[1, 0, 0], got[1, 1, 0], got[1, 0, 1], got[1, 1, 1]] == [56, 294, 294, 797]
@@ -198,7 +198,7 @@ def test_max_stems_leaves_big_zones_out_of_the_plan_and_the_tables(tmp_path,
                                   "500", "--records", str(tmp_path / "rec"), "-o",
                                   str(tmp_path / "t"), "--json"])
     assert r.exit_code == 0, r.output
-    lines = {(d["x"], d["y"]): d for d in map(json.loads, r.output.splitlines())}
+    lines = {(d["x"], d["y"]): d for d in map(json.loads, r.stdout.splitlines())}
     assert lines[1, 1] == {"instance": lines[0, 0]["instance"], "x": 1, "y": 1, "hamming": 2,
                            "stems": 797, "uncounted": True}
     assert [lines[c]["corolles"] for c in ((0, 0), (1, 0), (0, 1))] == [708, 1268, 1301]

@@ -63,7 +63,7 @@ def test_crosscheck_called_directly_is_the_command(g4):
     r = run("crosscheck", g4, "--hamming", "1", "--at", "1,1", "--at", "0,0", "--model",
             "sql", "--json")
     assert r.exit_code == 0, r.output
-    rows = [json.loads(line) for line in r.output.splitlines()]
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
     checks = crosscheck(INST, "corolles", hamming=1, at=[((1, 1), (0, 0))], models=("sql",))
     assert len(checks) == len(rows) == 2 and checks[0].status == "agree"
     for c, row in zip(checks, rows, strict=True):

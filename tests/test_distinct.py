@@ -159,7 +159,7 @@ def test_cli_distinct_json(tmp_path):
     want = naive_distinct(pieces, 3, 3)
     res = CliRunner().invoke(main, ["solve", str(path), "--all", "--distinct", "--json"])
     assert res.exit_code == 0, res.output
-    d = json.loads(res.output)
+    d = json.loads(res.stdout)
     assert (d["distinct_solutions"], d["solutions"]) == want
     assert d["distinct"]["raw_solutions"] == want[1]
     text = CliRunner().invoke(main, ["solve", str(path), "--all", "--distinct"])
@@ -224,7 +224,7 @@ def test_cli_count_distinct(tmp_path):
     res = CliRunner().invoke(main, ["count", str(path), "--hamming", "2", "--at", "1,1",
                                     "--distinct", "--json"])
     assert plain.exit_code == 0 and res.exit_code == 0, res.output
-    d, p = json.loads(res.output), json.loads(plain.output)
+    d, p = json.loads(res.stdout), json.loads(plain.stdout)
     assert d["distinct"] and d["raw_corolles"] == p["corolles"] > d["corolles"] > 0
     bad = CliRunner().invoke(main, ["count", str(path), "--hamming", "3", "--distinct",
                                     "--method", "arms"])

@@ -190,7 +190,7 @@ def test_cli_openings_distinct(store, tmp_path):
                                     "1", "--at", "0,0", "--at", "2,1", "--distinct", "-o",
                                     str(out), "--json"])
     assert res.exit_code == 0, res.output
-    d = json.loads(res.output)
+    d = json.loads(res.stdout)
     assert d["distinct"] and d["raw_openings"] > d["openings"] == read_openings(out).count
     res = CliRunner().invoke(main, ["solve", str(path), "--openings", str(out)])
     assert res.exit_code != 0 and "distinct openings" in res.output
@@ -210,7 +210,7 @@ def test_tabulate_distinct_equals_the_distinct_count(tmp_path):
             "-o", str(tmp_path / "tables")]
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output
-    rows = [json.loads(line) for line in res.output.splitlines()]
+    rows = [json.loads(line) for line in res.stdout.splitlines()]
     assert len(rows) == len(zone_map(4, 3, 2).zones) and any(r["shards"] > 1 for r in rows)
     for r in rows:
         want = count_corolles(inst, r["x"], r["y"], 2, distinct=True)

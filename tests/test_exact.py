@@ -167,14 +167,14 @@ def test_crosscheck_agrees_and_reports_a_disagreement(tmp_path):
     write_e2store(inst, path)
     r = run("crosscheck", path, "--hamming", "1", "--at", "1,1", "--model", "sql", "--json")
     assert r.exit_code == 0, r.output
-    row = json.loads(r.output)
+    row = json.loads(r.stdout)
     assert row["status"] == "agree" and row["models"]["sql"] == row["expected"] > 0
     r = run("crosscheck", path, "--hamming", "1", "--at", "1,1", "--model", "sql",
             "--expect", row["expected"] + 1)
     assert r.exit_code == 1 and "disagree" in r.output
     r = run("crosscheck", path, "--solutions", "--json")
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["status"] == "agree"
+    assert json.loads(r.stdout)["status"] == "agree"
 
 
 @pytest.mark.parametrize("args,message", [
@@ -225,7 +225,7 @@ def test_crosscheck_best_certifies_solve_best(tmp_path):
     write_e2store(Instance("u4", 4, 4, unsolvable_pieces(4, 4, 1)), path)
     r = run("crosscheck", path, "--best", "--minutes", "0.1", "--json")
     assert r.exit_code == 0, r.output
-    row = json.loads(r.output)
+    row = json.loads(r.stdout)
     assert row["status"] == "agree" and row["models"]["maxsat"] == row["expected"] < 24
     r = run("crosscheck", path, "--best", "--expect", row["expected"] - 1)
     assert r.exit_code == 1
@@ -239,7 +239,7 @@ def test_solve_engine_sat_reports_as_the_backtracker(tmp_path):
         a = run("solve", path, *flags, "--json")
         b = run("solve", path, *flags, "--engine", "sat", "--json", "-o", tmp_path / "s.txt")
         assert a.exit_code == 0 and b.exit_code == 0, (a.output, b.output)
-        ra, rb = json.loads(a.output), json.loads(b.output)
+        ra, rb = json.loads(a.stdout), json.loads(b.stdout)
         assert ra["solutions"] == rb["solutions"] > 0 and rb["scan"].startswith("sat")
     r = run("solve", path, "--engine", "sat", "--best")
     assert r.exit_code == 2 and "--engine sat takes no --best" in r.output

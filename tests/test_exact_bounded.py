@@ -138,7 +138,7 @@ def test_crosscheck_expect_and_solve_sat_obey_seconds(g8):
     t0 = time.monotonic()
     r = run("crosscheck", g8, "--solutions", "--expect", "1", "--seconds", "2", "--json")
     assert r.exit_code == 0, r.output
-    row = json.loads(r.output)
+    row = json.loads(r.stdout)
     assert row["status"] == "out of reach" and row["models"] == {"sat": None}
     t1 = time.monotonic()
     line = one_line_error(run("solve", g8, "--engine", "sat", "--seconds", "2"))
@@ -220,12 +220,12 @@ def test_fixed_full_board(tmp_path):
     r = run("export-cnf", path, "--fixed", full, "-o", tmp_path / "x.cnf")
     assert r.exit_code == 0, r.output
     r = run("crosscheck", path, "--solutions", "--fixed", full, "--json")
-    assert r.exit_code == 0 and json.loads(r.output)["models"]["sat"] == 1, r.output
+    assert r.exit_code == 0 and json.loads(r.stdout)["models"]["sat"] == 1, r.output
     r = run("crosscheck", path, "--best", "--fixed", full, "--json")
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["expected"] == json.loads(r.output)["models"]["maxsat"] == 24
+    assert json.loads(r.stdout)["expected"] == json.loads(r.stdout)["models"]["maxsat"] == 24
     r = run("solve", path, "--engine", "sat", "--fixed", full, "--json")
-    assert r.exit_code == 0 and json.loads(r.output)["solutions"] == 1, r.output
+    assert r.exit_code == 0 and json.loads(r.stdout)["solutions"] == 1, r.output
 
 
 def test_model_over_the_size_limit_is_refused_before_it_is_built(tmp_path):

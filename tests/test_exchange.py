@@ -131,7 +131,7 @@ def test_cli_url_export_pieces_and_solve_with_a_url(tmp_path):
     assert r.exit_code == 0 and r.output.strip() == board_url(inst, inst.solution)
     r = run(main, ["solve", str(src), "--no-symmetry-break", "--json", "-o",
                    str(tmp_path / "s.parquet")])
-    res = json.loads(r.output)
+    res = json.loads(r.stdout)
     assert res["url"] == board_url(inst, np.array(res["first_solution"]))
     sols = np.array([inst.solution.reshape(-1), res["first_solution"]])
     write_solutions(tmp_path / "two.csv", sols, inst)
@@ -142,7 +142,7 @@ def test_cli_url_export_pieces_and_solve_with_a_url(tmp_path):
     partial = inst.solution.reshape(-1).copy()
     partial[6:] = -1
     r = run(main, ["solve", str(src), "--fixed", board_url(inst, partial), "--json"])
-    fixed = json.loads(r.output)
+    fixed = json.loads(r.stdout)
     assert fixed["seeded_cells"] == 6 and fixed["solutions"] >= 1
     assert fixed["first_solution"][:6] == partial[:6].tolist()
     r = run(main, ["solve", str(src), "--seed", board_url(inst, partial), "--json"])

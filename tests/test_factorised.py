@@ -70,7 +70,7 @@ def test_cli_method_factorised(tmp_path):
         r = CliRunner().invoke(main, ["count", str(path), "--hamming", "2", "--at", "all",
                                       "--json", "--method", method])
         assert r.exit_code == 0, r.output
-        out[method] = [json.loads(ln) for ln in r.output.splitlines()]
+        out[method] = [json.loads(ln) for ln in r.stdout.splitlines()]
     assert [d["corolles"] for d in out["enumerate"]] == [d["corolles"] for d in out["factorised"]]
     assert all(d["method"] == "factorised" and d["stems"] >= 0 for d in out["factorised"])
     assert np.sum([d["corolles"] for d in out["factorised"]]) > 0

@@ -95,7 +95,7 @@ def test_an_older_16x16_boards_file_is_read_turned_with_one_note(tmp_path):
     assert r.exit_code == 0, r.output
     notes = [line for line in r.output.splitlines() if line.startswith("e2store: note:")]
     assert len(notes) == 1 and "old.parquet" in notes[0]
-    scores = [json.loads(line)["score"] for line in r.output.splitlines()
+    scores = [json.loads(line)["score"] for line in r.stdout.splitlines()
               if line.startswith("{")]
     assert scores == b.stats["score"].tolist() * 2
 

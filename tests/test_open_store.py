@@ -354,8 +354,8 @@ def test_big_results_as_arrow_ipc(opened, tmp_path):
     sols = tmp_path / "s.arrow"
     r = run(main, ["solve", str(src), "--openings", str(ops), "-o", str(sols), "--json"])
     assert r.exit_code == 0, r.output
-    direct = json.loads(run(main, ["solve", str(src), "--no-symmetry-break", "--json"]).output)
-    assert json.loads(r.output)["solutions"] == direct["solutions"]
+    direct = json.loads(run(main, ["solve", str(src), "--no-symmetry-break", "--json"]).stdout)
+    assert json.loads(r.stdout)["solutions"] == direct["solutions"]
     if direct["solutions"]:
         r = run(main, ["url", str(src), "--solutions", str(sols)])
         assert r.exit_code == 0 and r.output.startswith("https://e2.bucas.name/")

@@ -336,7 +336,7 @@ def test_cli_openings_and_solve(stores, tmp_path):
     sols = tmp_path / "s.parquet"
     r = _run("solve", f, "--openings", out, "--workers", 1, "--json", "-o", sols)
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output.strip().splitlines()[-1])
+    d = json.loads(r.stdout.strip().splitlines()[-1])
     assert d["solutions"] == single.solutions and d["openings"] == op.count
     assert d["symmetry_break"] is True and d["per_worker"][0]["openings"] == op.count
     assert {tuple(b) for b in read_solutions(sols).tolist()} == _solutions(single)

@@ -176,7 +176,7 @@ def test_streams_nulls_and_cursors_per_thread(built):
     assert r.exit_code == 0 and r.output.count("NULL") == 2 and "(2 rows)" in r.output
     assert run(main, ["sql", "--store", str(root), q, "--csv"]).output == "a,b\n,1\nx,\n"
     assert [json.loads(x) for x in run(main, ["sql", "--store", str(root), q,
-                                              "--json"]).output.splitlines()] == [
+                                              "--json"]).stdout.splitlines()] == [
         {"a": None, "b": 1}, {"a": "x", "b": None}]
     r = run(main, ["sql", "--store", str(root), "SELECT CAST(s0 || 'x' AS INTEGER) FROM corolles"])
     assert r.exit_code == 2 and r.output.startswith("e2store: error:"), r.output
@@ -188,7 +188,7 @@ def test_sql_cli_and_database_file(built, tmp_path):
     r = run(main, ["sql", "--store", str(root), "SELECT hamming, count(*) AS n FROM corolles "
                    "GROUP BY hamming ORDER BY hamming", "--json"])
     assert r.exit_code == 0, r.output
-    rows = [json.loads(x) for x in r.output.splitlines()]
+    rows = [json.loads(x) for x in r.stdout.splitlines()]
     with e2store.connect(root) as st:
         want = st.sql("SELECT hamming, count(*) AS n FROM corolles GROUP BY hamming "
                       "ORDER BY hamming").to_pylist()

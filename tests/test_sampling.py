@@ -93,7 +93,7 @@ def test_cli_json_and_errors(tmp_path):
     r = CliRunner().invoke(main, ["count-estimate", str(path), "--hamming", "3", "--at", "2,1",
                                   "--at", "0,0", "--samples", "20000", "--json"])
     assert r.exit_code == 0, r.output
-    rows = [json.loads(line) for line in r.output.splitlines()]
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
     assert [(e["x"], e["y"]) for e in rows] == [(2, 1), (0, 0)]
     for e in rows:
         assert e["hamming"] == 3 and e["corolles"] > 0 and e["rel_error"] >= 0

@@ -44,7 +44,7 @@ def test_improve_finds_the_known_optimum_of_a_spoiled_tail(tmp_path):
     _write(board, spoiled, 6)
     r = run("score", g, board, "--improve", "--json")
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert d["score"] == joins and d["improved_from"] <= joins and d["tail_k"] >= 16
     assert d["filled_from"] == before and d["holes_filled"] == 1
     text = run("score", g, board, "--improve")
@@ -61,7 +61,7 @@ def test_improve_never_lowers_and_refuses_bad_input(tmp_path):
     sol = np.asarray(inst.solution).reshape(-1)
     board = tmp_path / "board.txt"
     _write(board, sol, 5)
-    d = json.loads(run("score", g, board, "--improve", "--json").output)
+    d = json.loads(run("score", g, board, "--improve", "--json").stdout)
     assert d["score"] == d["improved_from"] == score(inst, sol).joins  # already optimal
     other = tmp_path / "big.txt"
     other.write_text("6 6 0 0\n")  # a cell of a larger board

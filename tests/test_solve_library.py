@@ -21,7 +21,7 @@ KEYS = ("solutions", "nodes", "complete", "stored", "scan")
 def _cli(*args) -> dict:
     r = CliRunner().invoke(main, ["solve", *map(str, args), "--json"])
     assert r.exit_code == 0, r.output
-    return json.loads(r.output.strip().splitlines()[-1])
+    return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.parametrize("args, kwargs", [

@@ -56,7 +56,7 @@ def _count(inst_file, h: int, method: str) -> dict[tuple[int, int], dict]:
     r = CliRunner().invoke(main, ["count", str(inst_file), "--hamming", str(h),
                                   "--method", method, "--json"])
     assert r.exit_code == 0, r.output
-    rows = [json.loads(line) for line in r.output.splitlines() if line.strip()]
+    rows = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
     return {(d["x"], d["y"]): d for d in rows}
 
 

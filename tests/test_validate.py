@@ -177,8 +177,8 @@ def test_colour_ids_are_ranked_on_load(tmp_path):
     outs = [CliRunner().invoke(main, ["count", str(tmp_path / f), "--hamming", "1", "--at",
                                       "all", "--json"]) for f in ("dense.e2s", "sparse.e2s")]
     assert outs[0].exit_code == outs[1].exit_code == 0, outs[1].output
-    assert [json.loads(x)["corolles"] for x in outs[0].output.splitlines()] == \
-        [json.loads(x)["corolles"] for x in outs[1].output.splitlines()]
+    assert [json.loads(x)["corolles"] for x in outs[0].stdout.splitlines()] == \
+        [json.loads(x)["corolles"] for x in outs[1].stdout.splitlines()]
     # an odd colour is named by its id in the file
     odd = dense.pieces.copy()
     odd[4, 0] = 1 if odd[4, 0] != 1 else 2

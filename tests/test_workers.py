@@ -71,7 +71,7 @@ def test_cli_workers_gives_the_same_json(tmp_path):
     a = runner.invoke(main, ["solve", str(path), "--json"])
     b = runner.invoke(main, ["solve", str(path), "--json", "--workers", "2"])
     assert a.exit_code == 0 and b.exit_code == 0, (a.output, b.output)
-    da, db = json.loads(a.output), json.loads(b.output)
+    da, db = json.loads(a.stdout), json.loads(b.stdout)
     assert da.keys() == db.keys()
     for k in ("solutions", "nodes", "first_nodes", "first_solution", "stored"):
         assert da[k] == db[k], k

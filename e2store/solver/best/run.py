@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -179,8 +180,8 @@ def run_best(instance: Instance, *, scan: str | Path | np.ndarray = DEFAULT_SCAN
     compiles a generated one before the workers start, so they load it from numba's
     cache); `plan`: one built already (the options then unused).  `interrupted`: an event
     that stops the run as Ctrl-C does (Ctrl-C sets it, from the compile on: a caller's
-    `on_result` may read it to cut its own work short); a Ctrl-C during the compile ends
-    the run when the compile is done (numba cannot stop it midway), nothing run."""
+    `on_result` may read it to cut its own work short); a Ctrl-C during the compile stops
+    it (`sigint_raises`) and ends the run, nothing run."""
     if plan is None:
         plan = best_plan(instance, scan, fixed, breaks, quota, piece_rank, clues=clues,
                          order=order, store=store)
@@ -299,26 +300,69 @@ def _compiled(plan: BestPlan, kernel: str, interrupted: threading.Event) -> Best
     """The plan's search, its kernel compiled (or loaded from numba's cache) before any
     restart: so no restart's seconds count the compile (a campaign's rates are its
     restarts'), and the workers load it from the cache.  None when `interrupted` is set
-    before the compile or during it (numba cannot stop a compile midway: the run ends
-    once it is done, nothing run)."""
+    before the compile or during it: a Ctrl-C stops the compile midway (`sigint_raises`;
+    a cold compile takes seconds, a minute on a busy machine), nothing run."""
     if interrupted.is_set():
         return None
     search = BestSearch(plan, kernel)
-    search.run(0, 0, 1)
+    try:
+        with sigint_raises():
+            search.run(0, 0, 1)
+    except BaseException:
+        if not interrupted.is_set():
+            raise
+        return None  # a Ctrl-C's KeyboardInterrupt, or the error numba made of it
     return None if interrupted.is_set() else search
+
+
+_RAISE = [False]  # a Ctrl-C in `sigint_sets` raises KeyboardInterrupt too (`sigint_raises`)
 
 
 @contextlib.contextmanager
 def sigint_sets(event: threading.Event):
     """While the block runs (in the main thread), Ctrl-C sets `event` instead of raising:
     the search stops at its next slice and the run keeps what it found; no
-    KeyboardInterrupt can surface in the middle of numba's compile, a fill or a write.
-    Nested blocks of one event are one block (`solve_best` around `run_best`)."""
+    KeyboardInterrupt can surface in the middle of a fill or a write (only where
+    `sigint_raises` allows it: numba's compile).  Nested blocks of one event are one block
+    (`solve_best` around `run_best`)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    old = signal.signal(signal.SIGINT, lambda *_: event.set())
+
+    def on_sigint(*_) -> None:
+        event.set()
+        if _RAISE[0]:
+            _RAISE[0] = False  # once: the block's own cleanup is never cut short
+            raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGINT, on_sigint)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, old)
+
+
+@contextlib.contextmanager
+def sigint_raises():
+    """Within `sigint_sets`, a Ctrl-C during the block raises KeyboardInterrupt in it (once)
+    besides setting the event: for work with no slices to stop between, safe to abandon,
+    numba's compile (Python code but for LLVM's passes, a second or so each on a cold
+    cache: the interrupt lands when the running one returns).  Raised in a callback of
+    LLVM's (ctypes), it cannot leave it: Python would print it as unraisable and numba fail
+    later with an error of its own; not printed here, the caller looks at the event."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # no signal reaches this thread
+        return
+    previous = sys.unraisablehook
+
+    def hook(u) -> None:
+        if not isinstance(u.exc_value, KeyboardInterrupt):
+            previous(u)
+
+    sys.unraisablehook = hook
+    _RAISE[0] = True
+    try:
+        yield
+    finally:
+        _RAISE[0] = False
+        sys.unraisablehook = previous

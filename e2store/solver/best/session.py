@@ -19,7 +19,7 @@ from e2store.instance.model import Instance
 
 from .fill import fill_holes
 from .plan import BestPlan, best_plan
-from .run import BestRun, restart_row, run_best, sigint_sets
+from .run import BestRun, restart_row, run_best, sigint_raises, sigint_sets
 from .schedules import (
     DEFAULT_BOARDS,
     DEFAULT_BREAKS,
@@ -61,8 +61,8 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
     (`run_best`), the dataset's lock that of (arm, seed, shard).  A Ctrl-C from the plan
     to the report (in the main thread) stops the run: the report of what it found, its
     `ended` "interrupted", the restarts that ended in `output` (a fill under way ends
-    early, its board as filled so far; a store's tables being built, or the kernel's
-    compile, cannot stop midway: the run ends after them, nothing run)."""
+    early, its board as filled so far; the kernel's compile stops midway, nothing run; a
+    store's tables being built cannot: the run ends after them, nothing run)."""
     from e2store.boards.dataset import boards_sink
     from e2store.boards.table import make_boards
 
@@ -161,7 +161,8 @@ def finish_restart(instance: Instance, plan: BestPlan, r: RestartResult, filled:
     cells kept; `FINISH_KS`, `FINISH_NODES`, `FINISH_SECONDS`).  A board whose key
     (`board_key`) is in `seen`, finished earlier in the run, is not finished again; each
     board's key, before and after its fill, is added.  Never below `filled`'s score.
-    `stop()` true cuts it short (the best so far)."""
+    `stop()` true cuts it short (the best so far), and so does a Ctrl-C while it runs
+    (`sigint_raises`: in a compile of its kernels too) when `stop()` says so."""
     from e2store.boards.keys import board_key
     from e2store.boards.table import score
 
@@ -171,23 +172,31 @@ def finish_restart(instance: Instance, plan: BestPlan, r: RestartResult, filled:
     w, h = instance.width, instance.height
     keep = set(plan.fixed)
     best, top = filled, score(instance, filled).matched
-    for i, (cells, _, _) in enumerate(((r.board, 0, 0), *r.others)):
-        if stop is not None and stop():
-            break
-        key = board_key(cells, w, h)
-        if key in seen:
-            continue
-        seen.add(key)
-        board = filled if i == 0 else fill_holes(instance, cells, seconds=FILL_SECONDS,
-                                                 keep=keep, stop=stop).board
-        key = board_key(board, w, h)
-        if i and key in seen:
-            continue
-        seen.add(key)
-        g = grow_tail(instance, board, plan.order, ks=FINISH_KS, max_nodes=FINISH_NODES,
-                      seconds=FINISH_SECONDS, keep=keep, stop=stop)
-        if g.score > top or (g.score == top and (best < 0).any() and not (g.board < 0).any()):
-            best, top = g.board, g.score
+    try:  # a cold run's first finish compiles its kernels (seconds): Ctrl-C stops that too
+        with sigint_raises():
+            for i, (cells, _, _) in enumerate(((r.board, 0, 0), *r.others)):
+                if stop is not None and stop():
+                    break
+                key = board_key(cells, w, h)
+                if key in seen:
+                    continue
+                seen.add(key)
+                board = filled if i == 0 else fill_holes(
+                    instance, cells, seconds=FILL_SECONDS, keep=keep, stop=stop).board
+                key = board_key(board, w, h)
+                if i and key in seen:
+                    continue
+                seen.add(key)
+                g = grow_tail(instance, board, plan.order, ks=FINISH_KS,
+                              max_nodes=FINISH_NODES, seconds=FINISH_SECONDS, keep=keep,
+                              stop=stop)
+                if g.score > top or (g.score == top and (best < 0).any()
+                                     and not (g.board < 0).any()):
+                    best, top = g.board, g.score
+    except BaseException:
+        if stop is None or not stop():
+            raise
+        # a Ctrl-C's KeyboardInterrupt (or the error numba made of it): the best so far
     return best, top
 
 
