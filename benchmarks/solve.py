@@ -308,7 +308,7 @@ def report_openings(seven: Path, workers: int, hamming: int, cells: list[tuple[i
     import numpy as np
 
     from e2store.instance.formats import read_instance
-    from e2store.solver.openings import openings
+    from e2store.query.openings import openings
     from e2store.solver.parallel import solve_openings
     from e2store.store.build import enumerate_store
     from e2store.zones.zonemap import zone_map

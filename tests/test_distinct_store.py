@@ -17,7 +17,7 @@ from e2store.errors import SolverError, StoreError
 from e2store.instance.classes import DistinctPieces
 from e2store.instance.e2sfile import write_e2store
 from e2store.instance.model import Instance
-from e2store.solver.openings import openings, read_openings, write_openings
+from e2store.query.openings import openings, read_openings, write_openings
 from e2store.solver.parallel import solve_openings
 from e2store.store.build import enumerate_store
 from e2store.store.read import iter_partition, read_distinct, read_manifest, read_partition

@@ -1,9 +1,9 @@
 """The package's structure: stages import one way, and only public names cross modules.
 
 Stages (docs/design.md, section 8): the shared base modules, then instance -> zones ->
-corolles -> store -> query -> solver, with the reports beside the solver, the count tables
-above them, the exact models and the web explorer above those and the command line on
-top.  A module may import from its own subpackage and from lower stages only.  A name with
+corolles -> store (the boards database beside it) -> query -> solver, with the reports
+beside the solver, the campaigns and the count tables above them, the exact models and the
+web explorer above those and the command line on top.  A module may import from its own subpackage and from lower stages only.  A name with
 a leading underscore is private to its module; a private module (`_kernels`, `_unrolled`...)
 is private to its subpackage, and a package nested in a stage (`e2store.solver.best`) is
 one unit: imported from outside only through its `__init__`, by the names of its `__all__`.
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "e2store"
 BASE = {"", "errors", "files", "bits", "progress", "lazy", "processes", "__init__", "__main__"}
 RANK = {"instance": 1, "zones": 2, "corolles": 3, "store": 4, "query": 5, "solver": 6,
-        "boards": 5, "reports": 6, "campaign": 7, "exact": 8, "counts": 7, "web": 8, "cli": 9}
+        "boards": 4, "reports": 6, "campaign": 7, "exact": 8, "counts": 7, "web": 8, "cli": 9}
 MAX_LINES = 520  # "about 500"; kernel modules (`_*kernels.py`) are exempt
 
 

@@ -20,7 +20,7 @@ from e2store.errors import MissingInstanceError, MissingZoneError, SolverError
 from e2store.instance.e2sfile import write_e2store
 from e2store.instance.formats import read_instance
 from e2store.instance.model import Instance
-from e2store.solver.openings import cell_corolles, openings, read_openings, write_openings
+from e2store.query.openings import cell_corolles, openings, read_openings, write_openings
 from e2store.solver.parallel import (
     Subtrees,
     estimate_costs,

@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "e2store"
-SOLVER_LINES = 7000  # issue 57 aims at 6,500: docs/benchmarks.md says where it stands
+SOLVER_LINES = 6500  # issue 57: the search alone, the boards and campaigns in rooms of their own
 
 
 def _py(where: Path) -> list[Path]:

@@ -16,7 +16,7 @@ import e2store.solver._unrolled as U
 import e2store.solver.search as solver_mod
 from e2store.errors import SolverError
 from e2store.instance.formats import read_instance
-from e2store.solver.openings import Openings
+from e2store.query.openings import Openings
 from e2store.solver.parallel import Subtrees, solve_openings
 from e2store.solver.plan import build_plan
 from e2store.solver.scan import SCAN_ORDERS, scan_order

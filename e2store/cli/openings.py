@@ -66,7 +66,7 @@ def openings_cmd(instance: Path, more_cells: tuple[str, ...], fmt: str, sides: s
     Consistent: no piece twice, overlapping cells agree, touching sides match.  Each opening
     is the root of an independent subtree of the search (`e2store solve --openings`).
     """
-    from e2store.solver.openings import openings, write_openings
+    from e2store.query.openings import openings, write_openings
 
     if more_cells:
         note("cells as separate arguments after --at are deprecated: repeat --at X,Y")

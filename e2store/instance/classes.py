@@ -20,6 +20,8 @@ from math import factorial
 
 import numpy as np
 
+from e2store.errors import SolverError
+from e2store.instance.model import GREY, Instance
 from e2store.instance.validate import canonical_rotation
 
 
@@ -193,3 +195,31 @@ class DistinctPieces:
             out = out[r]
             out[:, j] = opts[r, c]
         return out.astype(np.asarray(rows).dtype)
+
+
+def lowest_corner(inst: Instance, distinct: bool = False) -> tuple[int, int]:
+    """(piece, r): the lowest-numbered corner piece and its rotation on the NW corner.
+    With `distinct`, the lowest corner piece that has no identical copy, if there is one:
+    then every class of board rotations of a distinct layout has exactly one member with
+    that piece on the corner, so no two layouts found are rotations of each other."""
+    rot = inst.rotated_table()
+    pieces = list(range(inst.n_pieces))
+    if distinct:
+        cls = piece_classes(inst.pieces)
+        alone = np.bincount(cls, minlength=inst.n_pieces)[cls] == 1
+        pieces.sort(key=lambda p: (not alone[p], p))
+    for piece in pieces:
+        for r in range(4):
+            shown = rot[piece * 4 + r]
+            if shown[0] == GREY and shown[1] == GREY and shown[2] != GREY and shown[3] != GREY:
+                return piece, r
+    raise SolverError(f"instance {inst.name!r} has no corner piece: no symmetry break possible")
+
+
+def symmetry_roots(inst: Instance, distinct: bool = False) -> list[dict[int, int]]:
+    """The fixed cells of each subtree of the symmetry break (see the module docstring)."""
+    piece, r = lowest_corner(inst, distinct)
+    roots = [{0: piece * 4 + r}]
+    if inst.width != inst.height:
+        roots.append({inst.width - 1: piece * 4 + (r + 1) % 4})  # NE corner: a quarter turn
+    return roots

@@ -92,3 +92,8 @@ def _slug(name: str) -> str:
     keep = [c if c.isalnum() or c in "._" else "_" for c in name.strip()]
     s = "".join(keep).strip("_") or "instance"
     return s[:48]
+
+
+def board_dtype(n_pieces: int) -> type[np.int16] | type[np.int32]:
+    """int16 for packed placements when they fit (every published board), else int32."""
+    return np.int16 if 4 * n_pieces <= np.iinfo(np.int16).max else np.int32

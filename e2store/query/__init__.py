@@ -1,5 +1,6 @@
-"""The query layer: `connect(store)` for SQL and Arrow over a store (DuckDB), and the
-finals (closure) index a solver consults (docs/queries.md, docs/solver.md)."""
+"""The query layer: `connect(store)` for SQL and Arrow over a store (DuckDB), the finals
+(closure) index a solver consults, and the openings that split a search (consistent
+combinations of corolles at chosen cells: `openings`) (docs/queries.md, docs/solver.md)."""
 
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,11 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.query.handle import CorolleStore as CorolleStore
     from e2store.query.handle import connect as connect
     from e2store.query.handle import frontier_sql as frontier_sql
+    from e2store.query.openings import Openings as Openings
+    from e2store.query.openings import check_openings as check_openings
+    from e2store.query.openings import openings as openings
+    from e2store.query.openings import read_openings as read_openings
+    from e2store.query.openings import write_openings as write_openings
     from e2store.query.regions import export_closures as export_closures
     from e2store.query.regions import export_store_closures as export_store_closures
     from e2store.query.sql import QUERY_SECONDS as QUERY_SECONDS
@@ -25,4 +31,5 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "finals": ("FinalsIndex", "load_finals", "parse_regions", "corner_cells",),
     "sql": ("QUERY_SECONDS", "sql_rows", "ctrl_c_interrupts", "process_cap",),
     "regions": ("export_closures", "export_store_closures",),
+    "openings": ("Openings", "openings", "read_openings", "write_openings", "check_openings",),
 })

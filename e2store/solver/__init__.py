@@ -1,5 +1,6 @@
 """The solvers and what feeds them (docs/solver.md): scan orders, plans and the frame
-test, the exact search's runners, openings and their parallel solve, size estimates, and
+test, the exact search's runners, the parallel solve of openings (the query layer's,
+`e2store.query.openings`), size estimates, and
 `solve_search`, the `e2store solve` command as one call (`session`); one protocol for every
 solver (`protocol`); and the best-score search, a package of its own with its own public
 API (`e2store.solver.best`: `solve_best`, `run_best`, `best_plan`, `fill_holes`, ...).
@@ -16,11 +17,6 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.solver.defaults import KERNELS as KERNELS
     from e2store.solver.estimate import Estimate as Estimate
     from e2store.solver.estimate import estimate as estimate
-    from e2store.solver.openings import Openings as Openings
-    from e2store.solver.openings import check_openings as check_openings
-    from e2store.solver.openings import openings as openings
-    from e2store.solver.openings import read_openings as read_openings
-    from e2store.solver.openings import write_openings as write_openings
     from e2store.solver.parallel import OpeningsResult as OpeningsResult
     from e2store.solver.parallel import merge_reports as merge_reports
     from e2store.solver.parallel import solve_openings as solve_openings
@@ -56,7 +52,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
              "grey_masks",),
     "search": ("SolveResult", "solve"),
     "defaults": ("DEFAULT_SCAN", "DEFAULT_MAX_STORED", "KERNELS", "AUTO_MIN_DEPTHS"),
-    "openings": ("Openings", "openings", "read_openings", "write_openings", "check_openings",),
     "parallel": ("OpeningsResult", "solve_openings", "solve_with_openings",
                  "merge_reports",),
     "estimate": ("Estimate", "estimate",),

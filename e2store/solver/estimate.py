@@ -140,7 +140,7 @@ def estimate(instance: Instance, scan: str | Path | np.ndarray = "rowscan", *,
     seed=...)` by searching `samples` random prefixes to the end (module docstring).
     `depth` fixes the prefix depth K instead (0 .. free cells - 1).  Reproducible: the same
     arguments and `rng_seed` give the same figures (all but the seconds).  `kernel`: that of
-    the sampled subtrees (`e2store.solver.openings.Subtrees`).  `distinct`: estimate the
+    the sampled subtrees (`e2store.query.openings.Subtrees`).  `distinct`: estimate the
     distinct search (`solve(..., distinct=True)`); `solutions` then counts the layouts it
     finds (before rotated ones are merged), each standing for `raw_per_layout` raw ones."""
     if samples < 1:

@@ -27,10 +27,10 @@ from e2store.errors import ChildFailedError, SolverError
 from e2store.instance.model import GREY, Instance
 from e2store.processes import die_with_parent
 from e2store.progress import progress_interval
+from e2store.query.openings import Openings, check_openings, read_openings
 from e2store.solver import _kernels as K
 from e2store.solver import _unrolled
 from e2store.solver.closure import closure_counts_dict
-from e2store.solver.openings import Openings, check_openings, read_openings
 from e2store.solver.plan import board_dtype, build_plan, fixed_problem
 from e2store.solver.scan import scan_order
 from e2store.solver.search import (

@@ -11,8 +11,11 @@ from pathlib import Path
 import numpy as np
 
 from e2store.errors import SolverError
-from e2store.instance.classes import DistinctPieces, piece_classes, rotation_period
+from e2store.instance.classes import DistinctPieces, rotation_period
+from e2store.instance.classes import lowest_corner as lowest_corner  # declared there
+from e2store.instance.classes import symmetry_roots as symmetry_roots  # declared there
 from e2store.instance.model import GREY, Instance
+from e2store.instance.model import board_dtype as board_dtype  # declared there
 from e2store.solver import _kernels as K
 from e2store.solver.scan import scan_name_of, scan_order
 from e2store.zones.geometry import SIDE_STEP
@@ -90,34 +93,6 @@ def fixed_problem(inst: Instance, fixed: dict[int, int]) -> str | None:
                 if rot[fixed[nb], (s + 2) % 4] != shown[s]:
                     return f"cells ({x}, {y}) and ({x + dx}, {y + dy}) do not match"
     return None
-
-
-def lowest_corner(inst: Instance, distinct: bool = False) -> tuple[int, int]:
-    """(piece, r): the lowest-numbered corner piece and its rotation on the NW corner.
-    With `distinct`, the lowest corner piece that has no identical copy, if there is one:
-    then every class of board rotations of a distinct layout has exactly one member with
-    that piece on the corner, so no two layouts found are rotations of each other."""
-    rot = inst.rotated_table()
-    pieces = list(range(inst.n_pieces))
-    if distinct:
-        cls = piece_classes(inst.pieces)
-        alone = np.bincount(cls, minlength=inst.n_pieces)[cls] == 1
-        pieces.sort(key=lambda p: (not alone[p], p))
-    for piece in pieces:
-        for r in range(4):
-            shown = rot[piece * 4 + r]
-            if shown[0] == GREY and shown[1] == GREY and shown[2] != GREY and shown[3] != GREY:
-                return piece, r
-    raise SolverError(f"instance {inst.name!r} has no corner piece: no symmetry break possible")
-
-
-def symmetry_roots(inst: Instance, distinct: bool = False) -> list[dict[int, int]]:
-    """The fixed cells of each subtree of the symmetry break (see the module docstring)."""
-    piece, r = lowest_corner(inst, distinct)
-    roots = [{0: piece * 4 + r}]
-    if inst.width != inst.height:
-        roots.append({inst.width - 1: piece * 4 + (r + 1) % 4})  # NE corner: a quarter turn
-    return roots
 
 
 def search_setup(instance: Instance, scan: str | Path | np.ndarray, seed: Seed | None,
@@ -356,8 +331,3 @@ def build_plan(inst: Instance, order: np.ndarray, fixed: dict[int, int],
     return Plan(w, h, inst.n_pieces, dict(fixed), cells, dep.ravel(), bstart, cand.ravel(),
                 words.ravel(), simple, crec, k_col, col, seg + 1, bool(distinct),
                 DistinctPieces.of(inst) if distinct else None)
-
-
-def board_dtype(n_pieces: int) -> type[np.int16] | type[np.int32]:
-    """int16 for packed placements when they fit (every published board), else int32."""
-    return np.int16 if 4 * n_pieces <= np.iinfo(np.int16).max else np.int32

@@ -23,11 +23,11 @@ import numpy as np
 
 from e2store.errors import SolverError
 from e2store.instance.model import Instance
+from e2store.query.openings import Openings
 from e2store.solver import _kernels as K
 from e2store.solver import _unrolled
 from e2store.solver.closure import CLOSURE_COUNTS, closure_counts_dict, closure_spec
 from e2store.solver.distinct import finish, needs_orbit_check
-from e2store.solver.openings import Openings
 from e2store.solver.parallel import solve_openings
 from e2store.solver.plan import Plan, Seed, board_dtype, build_plan, search_setup
 from e2store.solver.search import (

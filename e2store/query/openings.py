@@ -35,9 +35,8 @@ import numpy as np
 from e2store.boards.schema import cells_schema
 from e2store.errors import MissingInstanceError, MissingZoneError, SolverError
 from e2store.files import read_table, table_schema, write_table
-from e2store.instance.classes import DistinctPieces
-from e2store.instance.model import GREY, Instance
-from e2store.solver.plan import board_dtype, symmetry_roots
+from e2store.instance.classes import DistinctPieces, symmetry_roots
+from e2store.instance.model import GREY, Instance, board_dtype
 from e2store.store.layout import instance_path, meta_name, partition_dir
 from e2store.store.read import read_partition
 from e2store.zones.geometry import SIDE_STEP, ring_offsets
