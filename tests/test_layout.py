@@ -3,8 +3,9 @@
 Stages (docs/design.md, section 8): the shared base modules, then instance -> zones ->
 corolles -> store (the boards database beside it) -> query -> solver, with the reports
 beside the solver, the campaigns and the count tables above them, the exact models and the
-web explorer above those and the command line on top.  A module may import from its own subpackage and from lower stages only.  A name with
-a leading underscore is private to its module; a private module (`_kernels`, `_unrolled`...)
+web explorer above those and the command line on top.  A module may import from its own
+subpackage and from lower stages only.  A name with a leading underscore is private to its
+module; a private module (`_kernels`, `_unrolled`...)
 is private to its subpackage, and a package nested in a stage (`e2store.solver.best`) is
 one unit: imported from outside only through its `__init__`, by the names of its `__all__`.
 No import cycle, lazy imports counted; a command module of the cli imports no other one;
