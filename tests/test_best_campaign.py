@@ -248,6 +248,19 @@ def test_the_campaign_object():
         Campaign.from_mapping({**BEST, "seeds": [1, 1]}, instance="u", boards="b/")
 
 
+def test_the_campaign_of_a_config_file(tmp_path):
+    """`Campaign.from_config` resolves a config file as the pipeline does: the instance a
+    name of the config's instances or a path, the dataset under its results."""
+    work = _work(tmp_path / "w", {**BEST, "instance": "b4",
+                                  "arms": {"a": {"breaks": "4,6,8"}}})
+    c = Campaign.from_config(work / "cfg.yaml")
+    assert c.instance == "pieces_4x4.txt" and c.boards == "res/best/boards/"
+    assert c.arms["a"].breaks == "4,6,8" and c.restarts == 2
+    (work / "bad.yaml").write_text("results: r\n")
+    with pytest.raises(SolverError, match="no `best:` section"):
+        Campaign.from_config(work / "bad.yaml")
+
+
 def test_the_campaign_file_round_trips(tmp_path):
     c = Campaign.from_mapping({**BEST, "depths": [30], "targets": [40, 41]},
                               instance="u.e2s", boards="res/best/boards/")

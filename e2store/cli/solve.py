@@ -305,8 +305,7 @@ def _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_no
     """`e2store best`: refuse the exact search's options, then one call of
     `e2store.solver.best.solve_best`, its report printed; stopped by Ctrl-C at any point,
     one line on stderr saying what was kept (`interrupted_line`) and exit 130."""
-    from e2store.solver import fixed_cells
-    from e2store.solver.best import DEFAULT_BOARDS, DEFAULT_SCAN, solve_best
+    from e2store.solver.best import DEFAULT_BOARDS, DEFAULT_SCAN, BestOptions, solve_best
 
     exact = {"first": "--first/--all", "no_break": "--no-symmetry-break",
              "distinct": "--distinct", "keep": "--keep",
@@ -325,14 +324,16 @@ def _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_no
                 ctx.command.name == "solve"):
             scan = DEFAULT_SCAN  # the best-score search's own default order
         minutes = opts["minutes"]
-        report = solve_best(inst, out, scan=scan,
-                            fixed=fixed_cells(inst, seed_file), clues=opts["clues"],
-                            breaks=opts["breaks"], quota=opts["quota"], order=opts["order"],
-                            store=finals.get("store"), seed=opts["rng_seed"],
-                            restart_nodes=opts["restart_nodes"], restarts=opts["restarts"],
+        options = BestOptions(  # the library's options object, as a campaign's arm is
+            scan=scan, fixed=seed_file, clues=opts["clues"], breaks=opts["breaks"],
+            quota=opts["quota"], order=opts["order"],
+            store=None if finals.get("store") is None else str(finals["store"]),
+            restart_nodes=opts["restart_nodes"], fill=not opts["no_fill"],
+            finish=not opts["no_finish"], kernel=kernel)
+        report = solve_best(inst, out, **options.run_kwargs(inst), seed=opts["rng_seed"],
+                            restarts=opts["restarts"],
                             seconds=None if minutes is None else 60 * minutes,
-                            max_nodes=max_nodes, workers=workers, fill=not opts["no_fill"],
-                            finish=not opts["no_finish"], kernel=kernel, live=not as_json,
+                            max_nodes=max_nodes, workers=workers, live=not as_json,
                             arm=opts["arm"], shard=shard, trace=opts["trace"])
         click.echo(json.dumps(report) if as_json else best_text(inst, report))
     except KeyboardInterrupt:
