@@ -60,6 +60,7 @@ def _deprecations() -> list[str]:
     lines = ["| old spelling | new spelling |", "| --- | --- |"]
     for old, (path, _) in ALIASES.items():
         lines.append(f"| `e2store {old}` | `e2store {' '.join(path)}` |")
+    lines.append("| `e2store solve INSTANCE --best` | `e2store best INSTANCE` |")
     for path, cmd, _ in walk():
         where = f"e2store {' '.join(path)}"
         for old, new in getattr(cmd, "legacy", {}).items():
