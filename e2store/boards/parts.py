@@ -369,6 +369,18 @@ def remove_killed_temps(arm_dir: Path) -> int:
     return sum(remove_stale_temps(scratch / t) for t in sorted(targets))
 
 
+def moved_arm(path: Path | str, meta: dict[str, str], arm: str) -> SolverError | None:
+    """The error of a file whose metadata names another arm than its directory (a file
+    moved), else None (files written before e2store wrote the key say none)."""
+    from e2store.boards.schema import ARM_KEY
+
+    if meta.get(ARM_KEY, arm) == arm:
+        return None
+    return SolverError(f"{_n(path)}: holds boards of arm {meta[ARM_KEY]!r:.80}, in the "
+                       f"directory of arm {arm!r:.80} (a file moved?): move it back to "
+                       f"arm={meta[ARM_KEY]:.80}/")
+
+
 def first_line(e: Exception) -> str:
     return ((str(e).splitlines() or [type(e).__name__])[0][:160]
             .encode("ascii", "backslashreplace").decode())

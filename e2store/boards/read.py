@@ -12,9 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from e2store.boards.parts import DatasetFile, Part, dataset_files, first_line
+from e2store.boards.parts import DatasetFile, Part, dataset_files, first_line, moved_arm
 from e2store.boards.schema import (
-    ARM_KEY,
     BOARD_STATS,
     BOARDS_FORMAT,
     BOARDS_VERSION,
@@ -376,10 +375,9 @@ def check_part_names(parts: list[Part]) -> None:
             raise DamagedDataError(f"{_n(p.path)}: holds rows of seed {r[0]} restart {r[2]}, "
                                    f"not of the seed {p.seed} and restart {p.restart} its name "
                                    f"says (a part renamed?): move it aside, then run again")
-        if meta.get(ARM_KEY, p.arm) != p.arm:
-            raise DamagedDataError(f"{_n(p.path)}: holds boards of arm {meta[ARM_KEY]!r:.80}, "
-                                   f"in the directory of arm {p.arm!r:.80} (a file moved?): "
-                                   f"move it back, then run again")
+        moved = moved_arm(p.path, meta, p.arm)
+        if moved is not None:
+            raise moved
 
 
 def _read_all(files: list[str]) -> list[dict[str, str]]:
@@ -436,10 +434,9 @@ def _file_problem(meta: dict[str, str], want: dict[str, str], rows: Boards,
         return DamagedDataError(f"{_n(f.path)}: damaged boards file (its rows do not match "
                                 f"their digest: a changed byte); it is left as it is: restore "
                                 f"it from a copy, or move it aside")
-    if meta.get(ARM_KEY, f.arm) != f.arm:
-        return SolverError(f"{_n(f.path)}: holds boards of arm {meta[ARM_KEY]!r:.80}, in the "
-                           f"directory of arm {f.arm!r:.80} (a file moved?): move it back to "
-                           f"arm={meta[ARM_KEY]:.80}/")
+    moved = moved_arm(f.path, meta, f.arm)
+    if moved is not None:
+        return moved
     st = rows.stats
     if f.compacted:
         held = np.array([p.restart for p in f.entries], dtype=np.int64)

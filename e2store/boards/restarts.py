@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from e2store.boards.dataset import read_boards_dataset
-from e2store.boards.parts import Holder, check_held
+from e2store.boards.parts import Holder, check_held, moved_arm
 from e2store.boards.table import Boards
 from e2store.instance.model import Instance
 
@@ -193,7 +193,7 @@ def _same_file_kind(path: str, meta: Mapping[str, str], want: Mapping[str, str],
                     arm: str) -> None:
     """SolverError naming `path` unless its metadata is a boards file's of `want`'s kind
     (format, version, instance, size) and of `arm` (when it says its arm)."""
-    from e2store.boards.schema import ARM_KEY, BOARDS_FORMAT, BOARDS_VERSION, file_version
+    from e2store.boards.schema import BOARDS_FORMAT, BOARDS_VERSION, file_version
     from e2store.errors import SolverError
     from e2store.instance.parsing import shown_path
 
@@ -207,9 +207,9 @@ def _same_file_kind(path: str, meta: Mapping[str, str], want: Mapping[str, str],
                           f"{meta.get('height')}, version {meta.get('version')!r:.20}), the "
                           f"dataset's first file those of {want.get('instance')!r:.80}: one "
                           f"dataset holds one instance's boards")
-    if meta.get(ARM_KEY, arm) != arm:
-        raise SolverError(f"{shown_path(path)}: holds boards of arm {meta[ARM_KEY]!r:.80}, in "
-                          f"the directory of arm {arm!r:.80} (a file moved?): move it back")
+    moved = moved_arm(path, dict(meta), arm)
+    if moved is not None:
+        raise moved
 
 
 def _stats_of(path: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
