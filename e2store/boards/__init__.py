@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.boards.keys import board_key as board_key
     from e2store.boards.keys import quarter_turn as quarter_turn
     from e2store.boards.restarts import campaign_rows as campaign_rows
+    from e2store.boards.restarts import final_url as final_url
     from e2store.boards.restarts import restart_arrays as restart_arrays
     from e2store.boards.restarts import restart_columns as restart_columns
     from e2store.boards.saved import SavedBoardError as SavedBoardError
@@ -62,7 +63,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "dataset": ("DatasetBoards", "BoardsSink", "boards_sink", "read_boards_dataset", "write_part",
                 "dataset_parts", "compact_boards_dataset", "is_dataset_target"),
     "handle": ("open_boards", "BoardsHandle"),
-    "restarts": ("campaign_rows", "restart_arrays", "restart_columns"),
+    "restarts": ("campaign_rows", "final_url", "restart_arrays", "restart_columns"),
     "sources": ("sourced_boards", "score_sources",
                 "read_any_boards", "chosen_any_board"),
     "saved": ("saved_board_text", "write_saved_boards", "read_saved_board", "SavedBoardError"),

@@ -31,7 +31,13 @@ from e2store.boards.dataset import (
 from e2store.boards.keys import repeat_counts
 from e2store.boards.parts import DatasetFile, Holder, Part, dataset_files, holder_files
 from e2store.boards.read import assemble, read_files
-from e2store.boards.restarts import final_rows, merge_restarts, restart_columns, restart_stream
+from e2store.boards.restarts import (
+    final_rows,
+    merge_restarts,
+    restart_chunks,
+    restart_columns,
+    restart_stream,
+)
 from e2store.boards.schema import DIGEST_KEY
 from e2store.boards.table import Boards, read_boards
 from e2store.errors import DamagedDataError, SolverError
@@ -154,6 +160,36 @@ class BoardsHandle:
         n = self._cells()
         if checked is False or not self.is_dataset:
             return restart_stream(self._holders(), n)
+        trusted, parts = self._trusted(checked)
+        out = restart_stream(trusted, n)
+        if parts:
+            d = assemble([read_files(self.path, parts, self.instance)])
+            out = merge_restarts(out, restart_columns(d.boards.stats, n, d.arms))
+        return out
+
+    def restart_chunks(self, *, checked: bool | str = "compacted",
+                       ) -> Iterator[tuple[str, str | None, dict[str, np.ndarray]]]:
+        """(arm, file, per-restart arrays) a file at a time, what a report folds
+        (`e2store.campaign.tally_chunks`): memory of one file, whatever the number of
+        restarts.  `checked` as `restarts`; a file streamed carries no `url`
+        (`final_url(file, seed, restart)` reads one); rows read and checked come with
+        file None and their urls."""
+        if checked is True:
+            yield from ((arm, None, r) for arm, r in self.restarts(checked=True).items())
+            return
+        n = self._cells()
+        if checked is False or not self.is_dataset:
+            yield from restart_chunks(self._holders(), n)
+            return
+        trusted, parts = self._trusted(checked)
+        yield from restart_chunks(trusted, n)
+        if parts:
+            d = assemble([read_files(self.path, parts, self.instance)])
+            yield from ((arm, None, r) for arm, r in restart_columns(
+                d.boards.stats, n, d.arms).items())
+
+    def _trusted(self, checked: bool | str) -> tuple[dict[str, list[Holder]], list[DatasetFile]]:
+        """The compacted files per arm (read trusted) and the parts (read and checked)."""
         if checked != "compacted":
             raise ValueError(f"checked={checked!r}: True, False or 'compacted'")
         holders = holder_files(self.path)
@@ -161,13 +197,9 @@ class BoardsHandle:
         for f in holders:
             if f.compacted:
                 trusted.setdefault(f.arm, []).append(f)
-        out = restart_stream(trusted, n)
         parts = [DatasetFile(f.path, f.arm, f.seed, [Part(f.arm, f.seed, f.first, f.path)],
                              False) for f in holders if not f.compacted]
-        if parts:
-            d = assemble([read_files(self.path, parts, self.instance)])
-            out = merge_restarts(out, restart_columns(d.boards.stats, n, d.arms))
-        return out
+        return trusted, parts
 
     def repeats(self) -> dict[str, dict[str, int]]:
         """Per arm, its restarts' final complete boards (each restart's last row: finished,

@@ -5,7 +5,7 @@ or dataset read and checked (`campaign_rows`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -111,26 +111,19 @@ _COMPACT = {"depth": np.int16, "filled": np.int16, "before": np.int16, "finished
 _READ = ("seed", "restart", "source", "depth", "score", "nodes", "seconds", "found", "joins")
 
 
-def restart_stream(files: Mapping[str, Sequence[str | Holder]], n_cells: int, *,
-                   top: int = 3, want: Mapping[str, str] | None = None,
-                   ) -> dict[str, dict[str, np.ndarray]]:
-    """`restart_columns` of the files of each arm (`files`: arm -> the files holding its
-    restarts, each restart in one), a file at a time: only its per-restart columns read,
-    their Parquet pages checked against their checksums (a damaged page is a
-    DamagedDataError naming the file, never a wrong figure; a board's cells are neither
-    read nor checked), each file's restarts kept in compact types (depths and scores int16,
-    restarts int32: about 60 bytes a restart), in (seed, restart) order; `url` only for
-    each arm's best `top` restarts (by final score then depth), "" elsewhere.  Each file's
-    metadata must say what `want` says (format, version, instance, size: default the first
-    file's) and its arm (when it says one), and a dataset's file (a `Holder`) the seed and
-    restarts its name says: else an error naming it."""
-    out: dict[str, dict[str, np.ndarray]] = {}
+def restart_chunks(files: Mapping[str, Sequence[str | Holder]], n_cells: int, *,
+                   want: Mapping[str, str] | None = None,
+                   ) -> Iterator[tuple[str, str, dict[str, np.ndarray]]]:
+    """(arm, file, `restart_columns` of its rows) of each file of each arm (`files`: arm ->
+    the files holding its restarts, each restart in one), a file at a time: only its
+    per-restart columns read, their Parquet pages checked against their checksums (a
+    damaged page is a DamagedDataError naming the file, never a wrong figure; a board's
+    cells are neither read nor checked), without `url` (`final_url` reads a restart's).
+    Each file's metadata must say what `want` says (format, instance, size: default the
+    first file's) and its arm (when it says one), and a dataset's file (a `Holder`) the
+    seed and restarts its name says: else an error naming it."""
     for arm, paths in sorted(files.items()):
-        size = sum(f.restarts if isinstance(f, Holder) else 0 for f in paths)
-        cols = {c: np.empty(size, t) for c, t in _COMPACT.items()}  # filled file by file
-        held = np.empty(size, np.int32)
-        at = 0
-        for k, source in enumerate(paths):
+        for source in paths:
             path = str(source.path) if isinstance(source, Holder) else source
             stats, meta = _stats_of(path)
             want = want or meta
@@ -138,35 +131,37 @@ def restart_stream(files: Mapping[str, Sequence[str | Holder]], n_cells: int, *,
             if isinstance(source, Holder):
                 _as_named(source, stats)
             r = restart_columns(stats, n_cells).get("default")
-            if r is None:
-                continue
-            m = len(r["seed"])
-            if at + m > len(held):  # a boards file (no count in its name): grow
-                grow = max(m, len(held))
-                cols = {c: np.concatenate([v, np.empty(grow, v.dtype)]) for c, v in cols.items()}
-                held = np.concatenate([held, np.empty(grow, np.int32)])
-            for c, t in _COMPACT.items():
-                cols[c][at:at + m] = r[c].astype(t)
-            held[at:at + m] = k
-            at += m
-        if at == 0:
-            continue
-        order = np.lexsort((cols["restart"][:at], cols["seed"][:at]))
-        if np.any(np.diff(order) != 1):  # files of one seed interleave (its shards'): sort
-            for c in cols:
-                cols[c] = cols[c][:at][order]
-            held = held[:at][order]
-        else:
-            cols = {c: v[:at] for c, v in cols.items()}
-            held = held[:at]
-        del order
+            if r is not None:
+                del r["url"]
+                yield arm, path, r
+
+
+def restart_stream(files: Mapping[str, Sequence[str | Holder]], n_cells: int, *,
+                   top: int = 3, want: Mapping[str, str] | None = None,
+                   ) -> dict[str, dict[str, np.ndarray]]:
+    """Per arm, the `restart_chunks` of its files in one set of arrays, in (seed,
+    restart) order, in compact types (depths and scores int16, restarts int32: about 60
+    bytes a restart); `url` only for each arm's best `top` restarts (by final score then
+    depth), "" elsewhere."""
+    out: dict[str, dict[str, np.ndarray]] = {}
+    chunks: dict[str, list[dict[str, np.ndarray]]] = {}
+    where: dict[str, list[str]] = {}
+    for arm, path, r in restart_chunks(files, n_cells, want=want):
+        chunks.setdefault(arm, []).append({c: r[c].astype(t) for c, t in _COMPACT.items()})
+        where.setdefault(arm, []).append(path)
+    for arm, parts in chunks.items():
+        cols = {c: np.concatenate([p[c] for p in parts]) for c in _COMPACT}
+        held = np.repeat(np.arange(len(parts), dtype=np.int32), [len(p["seed"]) for p in parts])
+        order = np.lexsort((cols["restart"], cols["seed"]))
+        cols = {c: v[order] for c, v in cols.items()}
+        held = held[order]
+        at = len(held)
         url = np.full(at, "", dtype=object)
         rank = cols["filled"].astype(np.int32) * (1 << 15) + cols["depth"].astype(np.int32)
         for _ in range(min(top, at)):  # the best first, the first of equals: as a lexsort
             i = int(np.argmax(rank))
-            holder = paths[int(held[i])]
-            url[i] = _final_url(str(holder.path) if isinstance(holder, Holder) else holder,
-                                int(cols["seed"][i]), int(cols["restart"][i]))
+            url[i] = final_url(where[arm][int(held[i])], int(cols["seed"][i]),
+                               int(cols["restart"][i]))
             rank[i] = np.iinfo(np.int32).min
         out[arm] = {**cols, "url": url}
     return out
@@ -244,7 +239,7 @@ def _columns(path: str, columns: list[str]):
                                f"aside") from None
 
 
-def _final_url(path: str, seed: int, restart: int) -> str:
+def final_url(path: str, seed: int, restart: int) -> str:
     """The URL of a restart's final board (finished, else filled, else best)."""
     import pyarrow.compute as pc
 

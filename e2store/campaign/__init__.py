@@ -1,6 +1,8 @@
 """Best-score campaigns (docs/campaigns.md), a stage above the solver: arms of options
 run as (arm, seed, shard) jobs writing one boards dataset (`shards`: a job run, its log and
-receipt), and their analysis computed once (`analysis`: the arms' statistics (`stats`),
+receipt), each arm's restarts folded into value counts and sums (`tally`: a file at a
+time, memory bounded whatever the restarts), and their analysis computed once
+(`analysis`: the arms' statistics (`stats`),
 tails (`tail`), finish, best restarts, every pair compared), rendered as Markdown with
 plots (`report`), as JSON, and by the web's campaign page; a campaign's config as one
 checked object (`config`: `Campaign`), and the one reader of its receipts, logs and locks
@@ -65,6 +67,10 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.campaign.tail import poisson_p as poisson_p
     from e2store.campaign.tail import tail_hours as tail_hours
     from e2store.campaign.tail import tail_verdict as tail_verdict
+    from e2store.campaign.tally import Tally as Tally
+    from e2store.campaign.tally import tallies as tallies
+    from e2store.campaign.tally import tally_boards as tally_boards
+    from e2store.campaign.tally import tally_chunks as tally_chunks
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "stats": ("Estimate", "ArmStats", "Comparison", "wilson", "bootstrap", "arm_stats",
@@ -73,6 +79,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "tail": ("ENOUGH", "REACH", "WALL", "Tail", "TailModel", "TailTarget", "TailVerdict",
              "fit_tail", "tail_hours", "tail_verdict", "poisson_p", "calibrate", "Claim",
              "LADDERS",),
+    "tally": ("Tally", "tallies", "tally_boards", "tally_chunks"),
     "analysis": ("analyse", "CampaignAnalysis", "ArmAnalysis", "PairComparison", "FinishSummary",
                  "TAIL_RULE", "restart_seconds",),
     "report": ("campaign_report", "campaign_markdown", "render_markdown",),

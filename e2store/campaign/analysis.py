@@ -18,19 +18,21 @@ from typing import Any
 import numpy as np
 
 from e2store.campaign.stats import (
+    E2_CELLS,
+    E2_JOINS,
     ArmStats,
     Comparison,
     Estimate,
-    arm_stats,
-    compare_arms,
-    report_thresholds,
+    arm_stats_of,
+    board_depths,
+    board_targets,
+    compare_counts,
 )
-from e2store.campaign.tail import ENOUGH, REACH, REJECT_P, WALL, Tail, tail_hours
+from e2store.campaign.tail import ENOUGH, REACH, REJECT_P, WALL, Tail, tail_counts
+from e2store.campaign.tally import Rows, Tally, at_least, board_size, tallies
 
-Rows = Mapping[str, Mapping[str, Sequence[float] | np.ndarray]]
 RESAMPLES = 2000  # bootstrap resamples of the report and the page
 REACH_SHOWN = 3  # the finish's table: restarts reaching each of the top 3 scores
-BEST_LISTED = 3  # best restarts listed per arm
 
 TAIL_RULE = (
     "P(filled >= s) per restart: observed (the restarts that reached s, with the Wilson "
@@ -143,38 +145,37 @@ class CampaignAnalysis:
 def analyse(rows: Rows, *, depths: Sequence[int] | None = None,
             targets: Sequence[int] | None = None, resamples: int = RESAMPLES,
             seed: int = 0, repeats: Mapping[str, int] | None = None) -> CampaignAnalysis:
-    """The analysis of `rows` (arm -> per-restart arrays "depth", "filled", "nodes",
-    "seconds", and when known "fill_seconds", "before", "finished", "finish_seconds",
-    "seed", "restart", "url", "cells", "joins"); `depths`, `targets` default the board's
-    (`report_thresholds`); `repeats`: per arm, its final boards equal to one found before
-    (`e2store.boards` counts them)."""
-    depths_, targets_ = report_thresholds(rows, depths=depths, targets=targets)
+    """The analysis of `rows`: per arm, its restarts folded (a `Tally`, as a report at
+    scale adds them a file at a time) or its per-restart arrays "depth", "filled",
+    "nodes", "seconds", and when known "fill_seconds", "before", "finished",
+    "finish_seconds", "seed", "restart", "url", "cells", "joins", "key" (folded first:
+    one path); `depths`, `targets` default the board's (`report_thresholds`); `repeats`:
+    per arm, its final boards equal to one found before, when not known from the rows'
+    keys."""
+    folded = tallies(rows)
+    if depths is None or targets is None:
+        cells, joins = board_size(folded, (E2_CELLS, E2_JOINS))
+        depths = board_depths(cells) if depths is None else depths
+        targets = board_targets(joins) if targets is None else targets
+    depths_, targets_ = tuple(int(d) for d in depths), tuple(int(t) for t in targets)
     arms = {}
-    for k, (name, r) in enumerate(rows.items()):
-        a = arrays(r)
-        st = arm_stats(a["depth"], a["filled"], a["nodes"], a["seconds"], depths=depths_,
-                       resamples=resamples, seed=seed + 2 * k, fill_seconds=a["fill_seconds"])
+    for k, (name, t) in enumerate(folded.items()):
+        st = arm_stats_of(t.depth, t.filled, t.nodes, t.seconds, t.fill_seconds,
+                          depths=depths_, resamples=resamples, seed=seed + 2 * k)
+        per = (t.seconds + t.fill_seconds) / t.restarts if t.restarts else math.nan
+        known = t.repeats if repeats is None else int(repeats.get(name, 0))
         arms[name] = ArmAnalysis(
-            name, st, tail_hours(a["filled"], restart_seconds(r), targets_),
-            int(a["depth"].max()) if len(a["depth"]) else 0,
-            int(a["filled"].max()) if len(a["filled"]) else 0,
-            {v: int(np.count_nonzero(a["depth"] >= v)) for v in depths_},
-            finish_summary(r), best_restarts(r),
-            None if repeats is None else int(repeats.get(name, 0)))
-    names = list(rows)
-    comparisons = [PairComparison(value, a, b, compare_arms(arrays(rows[a])[value],
-                                                            arrays(rows[b])[value]))
+            name, st, tail_counts(*t.filled, per, targets_),
+            int(t.depth[0].max()) if t.restarts else 0,
+            int(t.filled[0].max()) if t.restarts else 0,
+            {v: at_least(t.depth, v) for v in depths_},
+            finish_of(t), t.best_restarts(), known)
+    names = list(folded)
+    comparisons = [PairComparison(value, a, b, compare_counts(
+        *getattr(folded[a], value), *getattr(folded[b], value)))
                    for value in ("depth", "filled")
                    for i, a in enumerate(names) for b in names[i + 1:]]
     return CampaignAnalysis(depths_, targets_, resamples, seed, arms, comparisons)
-
-
-def arrays(r: Mapping[str, Sequence[float] | np.ndarray]) -> dict[str, np.ndarray]:
-    """A row's arrays the analysis reads (`fill_seconds` zeros when not given)."""
-    out = {k: np.asarray(r[k]) for k in ("depth", "filled", "nodes", "seconds")}
-    out["fill_seconds"] = np.asarray(r.get("fill_seconds", np.zeros(len(out["seconds"]))),
-                                     dtype=np.float64)
-    return out
 
 
 def restart_seconds(r: Mapping[str, Sequence[float] | np.ndarray]) -> np.ndarray:
@@ -186,36 +187,33 @@ def restart_seconds(r: Mapping[str, Sequence[float] | np.ndarray]) -> np.ndarray
     return sec if fill is None else sec + np.asarray(fill, dtype=np.float64)
 
 
-def finish_summary(r: Mapping[str, Sequence[float] | np.ndarray]) -> FinishSummary | None:
-    """What the finish did to an arm's restarts, or None when it finished none."""
-    d = np.asarray(r.get("finished", ()), dtype=bool)
-    if not d.any():
+def finish_summary(r: Mapping[str, Sequence[float] | np.ndarray] | Tally,
+                   ) -> FinishSummary | None:
+    """What the finish did to an arm's restarts (arrays or a `Tally`), or None when it
+    finished none."""
+    return finish_of(r if isinstance(r, Tally) else Tally.of(r))
+
+
+def finish_of(t: Tally) -> FinishSummary | None:
+    """`finish_summary` of an arm folded."""
+    if not t.finished:
         return None
-    before = np.asarray(r["before"], dtype=np.int64)[d]
-    after = np.asarray(r["filled"], dtype=np.int64)[d]
-    fin = np.asarray(r.get("finish_seconds", np.zeros(len(d))), dtype=np.float64)
-    total = float(restart_seconds(r).sum())
-    gain = after - before
-    top = int(after.max())
+    n = t.finished
+    before, after = t.before_finish, t.after_finish
+    total = t.seconds + t.fill_seconds
+    top = int(after[0].max())
     return FinishSummary(
-        int(d.sum()), float(before.mean()), float(after.mean()), float(gain.mean()),
-        int((gain > 0).sum()), int(gain.max()), int(before.max()), top,
-        [(t, int((before >= t).sum()), int((after >= t).sum()))
-         for t in range(top - REACH_SHOWN + 1, top + 1)],
-        float(fin[d].mean()), float(fin.sum() / total) if total > 0 else 0.0)
+        n, float(before[0] @ before[1]) / n, float(after[0] @ after[1]) / n, t.gain / n,
+        t.raised, t.max_gain, int(before[0].max()), top,
+        [(s, at_least(before, s), at_least(after, s))
+         for s in range(top - REACH_SHOWN + 1, top + 1)],
+        t.finish_seconds / n, t.finish_seconds / total if total > 0 else 0.0)
 
 
 def best_restarts(r: Mapping[str, Sequence[float] | np.ndarray]) -> list[dict[str, Any]]:
     """An arm's best restarts (`BEST_LISTED`), by final score then depth: filled, depth,
     seed, restart and url, when the rows carry them."""
-    if any(k not in r for k in ("url", "seed", "restart")):
-        return []
-    filled, depth = np.asarray(r["filled"]), np.asarray(r["depth"])
-    order = np.lexsort((np.arange(len(filled)), -depth, -filled))[:BEST_LISTED]
-    urls = np.asarray(r["url"], dtype=object)
-    return [{"filled": int(filled[i]), "depth": int(depth[i]),
-             "seed": int(np.asarray(r["seed"])[i]), "restart": int(np.asarray(r["restart"])[i]),
-             "url": str(urls[i])} for i in order.tolist()]
+    return Tally.of(r).best_restarts()
 
 
 def num(x: float) -> float | None:

@@ -18,13 +18,12 @@ from e2store.campaign.analysis import (
     TAIL_RULE,
     CampaignAnalysis,
     FinishSummary,
-    Rows,
     analyse,
-    arrays,
 )
 from e2store.campaign.config import Campaign
 from e2store.campaign.stats import Estimate
 from e2store.campaign.tail import ENOUGH, REACH, Z95, Tail, TailTarget
+from e2store.campaign.tally import Counts, Rows, tallies, tally_boards
 from e2store.files import atomic_write_bytes, atomic_write_text
 
 
@@ -84,7 +83,7 @@ def _target_hours(g: TailTarget, t: Tail) -> str:
             f"the highest score {ENOUGH} restarts reached)")
 
 
-def _survival(path: Path, arms: Mapping[str, np.ndarray], label: str) -> None:
+def _survival(path: Path, arms: Mapping[str, Counts], label: str) -> None:
     """A PNG of the fraction of each arm's restarts reaching at least each value (survival
     curves, log scale: the upper tail a record hunt lives on stays readable however few
     restarts reach it; integer ticks)."""
@@ -95,13 +94,13 @@ def _survival(path: Path, arms: Mapping[str, np.ndarray], label: str) -> None:
     fig = Figure(figsize=(8, 4.2), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.subplots()
-    for k, (name, v) in enumerate(arms.items()):
-        if len(v) == 0:
+    for k, (name, (xs, counts)) in enumerate(arms.items()):
+        n = int(np.sum(counts))
+        if n == 0:
             continue
-        xs, counts = np.unique(np.asarray(v), return_counts=True)  # no sorted copy of v
         reach = np.cumsum(counts[::-1])[::-1]  # restarts at or above each value
-        ax.step(xs, reach / len(v), where="post", color=f"C{k % 10}",
-                marker=".", label=f"{name} ({len(v)} restarts)")
+        ax.step(xs, reach / n, where="post", color=f"C{k % 10}",
+                marker=".", label=f"{name} ({n} restarts)")
     ax.set_yscale("log")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(label)
@@ -124,6 +123,7 @@ def campaign_report(rows: Rows, path: str | Path, *, depths: Sequence[int] | Non
     `depths`, `targets`: default the board's (`report_thresholds`); `analysis`: the rows'
     analysis when already made (`analyse`)."""
     path = Path(path)
+    rows = tallies(rows)
     if analysis is None:
         analysis = analyse(rows, depths=depths, targets=targets, resamples=resamples,
                            seed=seed)
@@ -132,7 +132,7 @@ def campaign_report(rows: Rows, path: str | Path, *, depths: Sequence[int] | Non
     if plots:
         for value, label in (("depth", "deepest depth"), ("filled", "filled score")):
             png = path.with_name(f"{path.stem}-{value}.png")
-            _survival(png, {a: arrays(r)[value] for a, r in rows.items()}, label)
+            _survival(png, {a: getattr(t, value) for a, t in rows.items()}, label)
             written.append(png)
         text += "\n".join(["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in written]
                           + [""])
@@ -262,7 +262,7 @@ def write_campaign_report(campaign: Campaign, output: str | Path, *,
         if Path(campaign.boards).is_dir():
             done = h.compact()
             say(f"compacted {len(done['compacted'])} files")
-        rows = h.restarts(checked="compacted")  # every part was recounted by compact()
+        rows = tally_boards(h)  # every part was recounted by compact(): files trusted
         an = analyse(rows, depths=campaign.depths, targets=campaign.targets)
         written = [str(p) for p in campaign_report(rows, output, analysis=an)]
         if saved is not None:

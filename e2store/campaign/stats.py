@@ -163,40 +163,61 @@ def bootstrap(values, *, resamples: int = 2000, seed: int = 0,
     "auto" takes counts up to 4096 distinct values.  Reproducible with `seed`.
     """
     v = np.asarray(values)
+    if len(v) == 0:
+        nan = Estimate(math.nan, math.nan, math.nan)
+        return {"mean": nan, "median": nan}
+    distinct, counts = np.unique(v, return_counts=True)  # integers: no float copy of v
+    if method == "auto":
+        method = "counts" if len(distinct) <= _COUNTS_UP_TO else "indices"
+    if method == "counts":
+        return bootstrap_counts(distinct, counts, resamples=resamples, seed=seed)
+    if method != "indices":
+        raise ValueError(f"unknown bootstrap method {method!r}: auto, counts or indices")
     n = len(v)
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    medians = np.empty(resamples)
+    x = v.astype(np.float64)
+    step = max(1, _CHUNK // n)
+    for i in range(0, resamples, step):
+        k = min(step, resamples - i)
+        sample = x[rng.integers(0, n, size=(k, n))]
+        means[i:i + k] = sample.mean(axis=1)
+        medians[i:i + k] = np.median(sample, axis=1)
+    median = float(_quantile_of_counts(distinct.astype(np.float64),
+                                       np.cumsum(counts)[None, :], n)[0])
+    return _intervals(float(x.mean()), median, means, medians)
+
+
+def bootstrap_counts(values, counts, *, resamples: int = 2000,
+                     seed: int = 0) -> dict[str, Estimate]:
+    """`bootstrap` of the restarts that took each of the distinct `values` (ascending)
+    `counts` times: one multinomial draw per resample, memory in the distinct values
+    alone (what a report of 10^8 restarts keeps)."""
+    distinct = np.asarray(values).astype(np.float64)
+    counts = np.asarray(counts, dtype=np.int64)
+    n = int(counts.sum())
     if n == 0:
         nan = Estimate(math.nan, math.nan, math.nan)
         return {"mean": nan, "median": nan}
     rng = np.random.default_rng(seed)
     means = np.empty(resamples)
     medians = np.empty(resamples)
-    distinct, counts = np.unique(v, return_counts=True)  # integers: no float copy of v
-    distinct = distinct.astype(np.float64)
-    if method == "auto":
-        method = "counts" if len(distinct) <= _COUNTS_UP_TO else "indices"
-    x = v.astype(np.float64) if method == "indices" else None
-    if method == "counts":
-        pvals = counts / n
-        step = max(1, _CHUNK // max(1, len(distinct)))
-        for i in range(0, resamples, step):
-            k = min(step, resamples - i)
-            drawn = rng.multinomial(n, pvals, size=k)
-            means[i:i + k] = drawn @ distinct / n
-            medians[i:i + k] = _quantile_of_counts(distinct, np.cumsum(drawn, axis=1), n)
-    elif method == "indices":
-        step = max(1, _CHUNK // n)
-        assert x is not None
-        for i in range(0, resamples, step):
-            k = min(step, resamples - i)
-            sample = x[rng.integers(0, n, size=(k, n))]
-            means[i:i + k] = sample.mean(axis=1)
-            medians[i:i + k] = np.median(sample, axis=1)
-    else:
-        raise ValueError(f"unknown bootstrap method {method!r}: auto, counts or indices")
+    pvals = counts / n
+    step = max(1, _CHUNK // max(1, len(distinct)))
+    for i in range(0, resamples, step):
+        k = min(step, resamples - i)
+        drawn = rng.multinomial(n, pvals, size=k)
+        means[i:i + k] = drawn @ distinct / n
+        medians[i:i + k] = _quantile_of_counts(distinct, np.cumsum(drawn, axis=1), n)
+    median = float(_quantile_of_counts(distinct, np.cumsum(counts)[None, :], n)[0])
+    return _intervals(float(distinct @ counts) / n, median, means, medians)
+
+
+def _intervals(mean: float, median: float, means: np.ndarray,
+               medians: np.ndarray) -> dict[str, Estimate]:
+    """The point estimates with the resamples' 2.5% and 97.5% quantiles."""
     out = {}
-    cum = np.cumsum(counts)[None, :]
-    mean = float(x.mean()) if x is not None else float(distinct @ counts) / n
-    median = float(_quantile_of_counts(distinct, cum, n)[0])
     for name, point, boot in (("mean", mean, means), ("median", median, medians)):
         lo, hi = np.quantile(boot, [0.025, 0.975])
         out[name] = Estimate(float(point), float(lo), float(hi))
@@ -210,9 +231,7 @@ def arm_stats(depth, filled, nodes, seconds, *, depths: Sequence[int] | None = N
     and rates per core-second of the sum, deepest depth and filled score (mean, median
     with bootstrap intervals) and the fraction reaching each of `depths` (Wilson
     intervals; default: `board_depths(cells)` of a board of `cells` cells, Eternity II's
-    248, 249, 250 without `cells`)."""
-    if depths is None:
-        depths = board_depths(E2_CELLS if cells is None else cells)
+    248, 249, 250 without `cells`).  `arm_stats_of` on the arrays' value counts."""
     d = np.asarray(depth)
     f = np.asarray(filled)
     n = len(d)
@@ -221,19 +240,34 @@ def arm_stats(depth, filled, nodes, seconds, *, depths: Sequence[int] | None = N
     fill = np.zeros(n) if fill_seconds is None else np.asarray(fill_seconds, np.float64)
     if len(fill) != n:
         raise ValueError("fill_seconds needs one value per restart")
-    search_s = float(np.sum(seconds, dtype=np.float64))
-    fill_s = float(fill.sum())
-    total_n = float(np.sum(nodes, dtype=np.float64))
+    return arm_stats_of(np.unique(d, return_counts=True), np.unique(f, return_counts=True),
+                        float(np.sum(nodes, dtype=np.float64)),
+                        float(np.sum(seconds, dtype=np.float64)), float(fill.sum()),
+                        depths=depths, resamples=resamples, seed=seed, cells=cells)
+
+
+def arm_stats_of(depth: tuple[np.ndarray, np.ndarray], filled: tuple[np.ndarray, np.ndarray],
+                 nodes: float, search_seconds: float, fill_seconds: float, *,
+                 depths: Sequence[int] | None = None, resamples: int = 2000, seed: int = 0,
+                 cells: int | None = None) -> ArmStats:
+    """`arm_stats` of an arm folded: (distinct values, counts) of its deepest depths and
+    filled scores, and the sums of its nodes, search seconds and fill seconds (memory in
+    the distinct values, whatever the number of restarts)."""
+    if depths is None:
+        depths = board_depths(E2_CELLS if cells is None else cells)
+    dv, dc = np.asarray(depth[0]), np.asarray(depth[1], dtype=np.int64)
+    n = int(dc.sum())
 
     def per(x: float, y: float) -> float:
         return x / y if y > 0 else math.nan
 
-    bd = bootstrap(d, resamples=resamples, seed=seed)
-    bf = bootstrap(f, resamples=resamples, seed=seed + 1)
-    reach = {int(k): wilson(int(np.count_nonzero(d >= k)), n) for k in depths}
-    return ArmStats(n, per(total_n, search_s + fill_s), per(search_s + fill_s, n),
+    total_s = search_seconds + fill_seconds
+    bd = bootstrap_counts(dv, dc, resamples=resamples, seed=seed)
+    bf = bootstrap_counts(filled[0], filled[1], resamples=resamples, seed=seed + 1)
+    reach = {int(k): wilson(int(dc[dv >= k].sum()), n) for k in depths}
+    return ArmStats(n, per(nodes, total_s), per(total_s, n),
                     bd["mean"], bd["median"], bf["mean"], bf["median"], reach,
-                    per(search_s, n), per(fill_s, n), per(total_n, search_s))
+                    per(search_seconds, n), per(fill_seconds, n), per(nodes, search_seconds))
 
 
 # -- Mann-Whitney U --------------------------------------------------------------------------
@@ -278,19 +312,27 @@ def restarts_needed(effect: float, tie_factor: float = 1.0, alpha: float = ALPHA
 
 def compare_arms(a, b) -> Comparison:
     """Arm A against arm B on one per-restart value (depth or filled score): the two-sided
-    Mann-Whitney U test by average ranks, its effect size and the restarts needed."""
+    Mann-Whitney U test by average ranks, its effect size and the restarts needed
+    (`compare_counts` on the arrays' value counts)."""
     x, y = np.asarray(a), np.asarray(b)
-    n_a, n_b = len(x), len(y)
+    if len(x) == 0 or len(y) == 0:
+        raise ValueError("each arm needs at least one restart")
+    return compare_counts(*np.unique(x, return_counts=True), *np.unique(y, return_counts=True))
+
+
+def compare_counts(va, ca, vb, cb) -> Comparison:
+    """`compare_arms` of two arms folded: each arm's distinct values (ascending) and how
+    many restarts took each (no per-restart array: 10^8 restarts in a few numbers)."""
+    va, vb = np.asarray(va), np.asarray(vb)
+    ca, cb = np.asarray(ca, dtype=np.int64), np.asarray(cb, dtype=np.int64)
+    n_a, n_b = int(ca.sum()), int(cb.sum())
     if n_a == 0 or n_b == 0:
         raise ValueError("each arm needs at least one restart")
-    # ranks by value counts (no per-restart array beyond the inputs: 10^7 restarts in MB)
-    va, ca = np.unique(x, return_counts=True)
-    vb, cb = np.unique(y, return_counts=True)
     values = np.union1d(va, vb)
     count_a = np.zeros(len(values), np.int64)
-    count_a[np.searchsorted(values, va)] = ca
+    np.add.at(count_a, np.searchsorted(values, va), ca)
     counts = count_a.copy()
-    counts[np.searchsorted(values, vb)] += cb
+    np.add.at(counts, np.searchsorted(values, vb), cb)
     ends = np.cumsum(counts, dtype=np.float64)
     ranks = ends - (counts - 1) / 2.0  # the average rank of each distinct value (1-based)
     r_a = float(ranks @ count_a)

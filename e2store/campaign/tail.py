@@ -205,6 +205,14 @@ def tail_hours(filled, seconds, targets: Sequence[int] | None = None, *,
                  enough=enough, reach=reach, wall=wall)
 
 
+def tail_counts(values, counts, seconds_per_restart: float,
+                targets: Sequence[int]) -> Tail:
+    """`tail_hours` of an arm folded: its distinct filled scores (ascending), the restarts
+    that reached each, and its mean seconds a restart."""
+    return _tail(_Counts(np.asarray(values), np.asarray(counts)), seconds_per_restart,
+                 targets)
+
+
 def _tail(c: _Counts, per: float, targets: Sequence[int], *, min_count: int = MIN_COUNT,
           points: int = POINTS, enough: int = ENOUGH, reach: int = REACH,
           wall: float = WALL) -> Tail:

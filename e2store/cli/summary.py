@@ -93,7 +93,7 @@ def _boards_summary(boards: Path, store: Path | None, output: tuple[Path, ...],
                     targets: tuple[int, ...] | None = None) -> None:
     """`summary --boards`: the campaign report of a boards file or dataset."""
     from e2store.boards import open_boards
-    from e2store.campaign import campaign_markdown, campaign_report
+    from e2store.campaign import campaign_markdown, campaign_report, tally_boards
 
     if store is not None or as_json or selected:
         raise click.UsageError("--boards takes no --store, --json, --instance or --hamming "
@@ -101,7 +101,7 @@ def _boards_summary(boards: Path, store: Path | None, output: tuple[Path, ...],
     if any(p.suffix.lower() == ".json" for p in output):
         raise click.UsageError("--boards writes Markdown: -o FILE.md")
     with open_boards(boards) as h:  # compacted files as checked when compacted, parts now
-        rows = h.restarts(checked="compacted")
+        rows = tally_boards(h)  # a file at a time: memory of one file and the value counts
     for path in output:
         for written in campaign_report(rows, path, depths=depths, targets=targets):
             click.echo(f"wrote {shown_path(written)}")
