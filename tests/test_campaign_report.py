@@ -226,12 +226,12 @@ def test_restart_arrays_pair_each_best_board_with_its_filled_one():
                   "seconds": [2.0, 1.0, 0.5], "fill_seconds": [0.0, 0.5, 1.0],
                   "finish_seconds": [0.0, 0.0, 0.5], "seed": [0, 1, 1],
                   "restart": [1, 0, 1], "url": ["u01b", "u10f", "u11f"],
-                  "cells": [36, 36, 36], "joins": [60, 60, 60]},
+                  "cells": [36, 36, 36], "joins": [60, 60, 60], "key": ["", "", ""]},
             "b": {"depth": [29], "filled": [53], "before": [51], "finished": [1],
                   "nodes": [300], "seconds": [3.0],
                   "fill_seconds": [0.0],  # a time unknown: none counted
                   "finish_seconds": [0.25], "seed": [0], "restart": [0], "url": ["u00f"],
-                  "cells": [36], "joins": [60]}}
+                  "cells": [36], "joins": [60], "key": [""]}}
     assert {a: {k: v.tolist() for k, v in r.items()} for a, r in got.items()} == want
     assert set(restart_arrays(boards)) == {"default"}
 

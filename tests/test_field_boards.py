@@ -69,7 +69,7 @@ def _old_file(inst: Instance, b, path, version: int) -> None:
     `url`, the board turned a half turn from today's)."""
     import pyarrow as pa
 
-    t = boards_table(inst, b).drop_columns(["found", "url"])
+    t = boards_table(inst, b).drop_columns(["found", "url", "kept", "key"])
     meta = {k.decode(): v.decode() for k, v in t.schema.metadata.items()}
     meta["version"] = str(version)
     old = type(b)(half_turn(b.cells), {k: b.stats[k] for k, _ in BOARD_STATS_V2})

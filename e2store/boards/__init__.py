@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.boards.solutions import read_solutions as read_solutions
     from e2store.boards.solutions import write_solutions as write_solutions
     from e2store.boards.sources import chosen_any_board as chosen_any_board
+    from e2store.boards.sources import read_any_board as read_any_board
     from e2store.boards.sources import read_any_boards as read_any_boards
     from e2store.boards.sources import score_sources as score_sources
     from e2store.boards.sources import sourced_boards as sourced_boards
@@ -49,7 +50,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.boards.table import append_boards as append_boards
     from e2store.boards.table import board_cells as board_cells
     from e2store.boards.table import inner_joins as inner_joins
-    from e2store.boards.table import read_any_board as read_any_board
+    from e2store.boards.table import keep_boards as keep_boards
     from e2store.boards.table import read_boards as read_boards
     from e2store.boards.table import recount as recount
     from e2store.boards.table import score as score
@@ -58,13 +59,13 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "schema": ("BOARDS_FORMAT", "BOARDS_VERSION", "BOARD_STATS", "boards_schema", "column_kinds"),
     "table": ("Boards", "Score", "read_boards", "write_boards", "append_boards", "score",
-              "read_any_board", "board_cells", "inner_joins", "recount"),
+              "board_cells", "inner_joins", "recount", "keep_boards"),
     "keys": ("board_key", "quarter_turn"),
     "dataset": ("DatasetBoards", "BoardsSink", "boards_sink", "read_boards_dataset", "write_part",
                 "dataset_parts", "compact_boards_dataset", "is_dataset_target"),
     "handle": ("open_boards", "BoardsHandle"),
     "restarts": ("campaign_rows", "final_url", "restart_arrays", "restart_columns"),
-    "sources": ("sourced_boards", "score_sources",
+    "sources": ("sourced_boards", "score_sources", "read_any_board",
                 "read_any_boards", "chosen_any_board"),
     "saved": ("saved_board_text", "write_saved_boards", "read_saved_board", "SavedBoardError"),
     "solutions": ("check_solution", "check_solutions", "read_solutions", "write_solutions"),

@@ -24,7 +24,7 @@ from e2store.boards.parts import (
     held_shards,
 )
 from e2store.boards.read import assemble, read_files
-from e2store.boards.schema import ARM_KEY, BOARD_STATS, DIGEST_KEY, boards_schema
+from e2store.boards.schema import ARM_KEY, BOARD_STATS, BOARDS_VERSION, DIGEST_KEY, boards_schema
 from e2store.boards.table import Boards, read_boards, rows_digest
 from e2store.errors import DamagedDataError, SolverError
 from e2store.instance.model import Instance
@@ -144,7 +144,8 @@ def _compacted_table(boards: Boards, arm: str):
     URLs too), the boards files' metadata, its arm and its rows' digest."""
     import pyarrow as pa
 
-    meta = {k: boards.meta[k] for k in ("format", "version", "instance", "width", "height")}
+    meta = {k: boards.meta[k] for k in ("format", "instance", "width", "height")}
+    meta["version"] = str(BOARDS_VERSION)  # parts of version 3 too: their keys now stored
     meta[ARM_KEY] = arm
     meta[DIGEST_KEY] = rows_digest(meta, boards)
     n = boards.cells.shape[1]

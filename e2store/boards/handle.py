@@ -28,11 +28,9 @@ from e2store.boards.dataset import (
     is_dataset_target,
     read_boards_dataset,
 )
-from e2store.boards.keys import repeat_counts
 from e2store.boards.parts import DatasetFile, Holder, Part, dataset_files, holder_files
 from e2store.boards.read import assemble, read_files
 from e2store.boards.restarts import (
-    final_rows,
     merge_restarts,
     restart_chunks,
     restart_columns,
@@ -201,27 +199,34 @@ class BoardsHandle:
                              False) for f in holders if not f.compacted]
         return trusted, parts
 
-    def repeats(self) -> dict[str, dict[str, int]]:
+    def repeats(self, *, checked: bool | str = True) -> dict[str, dict[str, int]]:
         """Per arm, its restarts' final complete boards (each restart's last row: finished,
         else filled, else its best, when it has no hole) and how many repeat one of the
-        arm's before, turned too (`repeat_counts`), from a checked read."""
-        d = self.read()
-        b = d.boards
-        final = final_rows(b.stats, d.arms)
-        w, h = self._size()
-        complete = np.zeros(len(b), dtype=bool)
-        complete[final] = np.asarray(b.stats["holes"])[final] == 0
-        return repeat_counts(b.cells, d.arms, complete, w, h)
+        arm's before, turned too: {"complete", "distinct", "repeats"}, from the final
+        boards' keys (`board_key`: kept or not), read as `restarts(checked=...)` reads."""
+        out = {}
+        rows = self.restarts(checked=checked)
+        if any("key" not in r for r in rows.values()):  # files of version 3: keys from cells
+            rows = self.restarts(checked=True)
+        for arm, r in rows.items():
+            keys = np.asarray(r["key"], dtype=object)
+            complete = keys[keys != ""]
+            distinct = len(set(complete.tolist()))
+            out[arm] = {"complete": len(complete), "distinct": distinct,
+                        "repeats": len(complete) - distinct}
+        return out
 
     def best(self) -> dict[str, Any] | None:
-        """The best board (highest score, then deepest, then first), checked: its row's
-        statistics, `arm` and `cells` (W*H placements), or None when there is none."""
+        """The best board kept (highest score, then deepest, then first), checked: its
+        row's statistics, `arm` and `cells` (W*H placements), or None when there is
+        none."""
         d = self.read()
         b = d.boards
-        if not len(b):
+        kept = np.flatnonzero(np.asarray(b.stats["kept"], dtype=bool))
+        if not len(kept):
             return None
-        score, depth = np.asarray(b.stats["score"]), np.asarray(b.stats["depth"])
-        i = int(np.lexsort((np.arange(len(b)), -depth, -score))[0])
+        score, depth = np.asarray(b.stats["score"])[kept], np.asarray(b.stats["depth"])[kept]
+        i = int(kept[np.lexsort((kept, -depth, -score))[0]])
         return {**b.row(i), "arm": str(d.arms[i]), "cells": b.cells[i].astype(np.int64)}
 
     # -- writing ---------------------------------------------------------------------

@@ -34,18 +34,3 @@ def board_key(cells: np.ndarray, width: int, height: int) -> str:
         q = quarter_turn(a, width, height)
         turns += [q, half_turn(q)]
     return hashlib.blake2b(min(t.tobytes() for t in turns), digest_size=16).hexdigest()
-
-
-def repeat_counts(cells: np.ndarray, arms: np.ndarray, complete: np.ndarray, width: int,
-                  height: int) -> dict[str, dict[str, int]]:
-    """Per arm, its complete boards (rows where `complete`: no hole) and how many of them
-    repeat one met before in the arm, turned too (`board_key`): {"complete", "distinct",
-    "repeats"}.  Repeats are a campaign's statistic: restarts that found nothing new."""
-    out: dict[str, dict[str, int]] = {}
-    arms = np.asarray(arms, dtype=object)
-    for arm in sorted(set(arms.tolist())):
-        rows = np.flatnonzero((arms == arm) & np.asarray(complete, dtype=bool))
-        keys = {board_key(cells[i], width, height) for i in rows.tolist()}
-        out[str(arm)] = {"complete": len(rows), "distinct": len(keys),
-                         "repeats": len(rows) - len(keys)}
-    return out

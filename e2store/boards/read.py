@@ -12,26 +12,35 @@ from typing import Any
 
 import numpy as np
 
+from e2store.boards.batches import connect, file_metas, read_all, read_columns
 from e2store.boards.parts import DatasetFile, Part, dataset_files, first_line, moved_arm
 from e2store.boards.schema import (
     BOARD_STATS,
     BOARDS_FORMAT,
     BOARDS_VERSION,
     DIGEST_KEY,
+    READS_WITH,
     arrow_type,
     board_size,
-    column_kinds,
     file_version,
     shown_version,
+    stats_of_version,
 )
-from e2store.boards.table import Boards, check_rows, new_boards, read_boards, rows_digest
+from e2store.boards.table import (
+    Boards,
+    board_keys,
+    check_rows,
+    new_boards,
+    read_boards,
+    rows_digest,
+    with_defaults,
+)
 from e2store.errors import DamagedDataError, SolverError
 from e2store.instance.model import Instance
 from e2store.instance.parsing import shown_path as _n
 
 CHECK_ROWS = 2048  # boards recounted at a time (the recount holds ~W*H*64 bytes a board)
 READ_TRIES = 5  # reads begun again when a compaction removed a part listed
-BATCH_ROWS = 32_768  # rows DuckDB hands over at a time (Eternity II: ~80 MB)
 _NAMED = re.compile(r'file "([^"]+)"')  # the file a DuckDB error names
 
 
@@ -126,17 +135,23 @@ def read_files(root: str | Path, files: list[DatasetFile], instance: Instance | 
         return Block(new_boards(n_cells), np.zeros(0, dtype=object), [],
                       np.zeros(0, dtype=np.int64))
     paths = [str(f.path) for f in files]
-    con = _connect()
+    con = connect()
+    got = None
     try:
-        metas = _metas(con, paths)
+        metas = file_metas(con, paths)
         want = _want_meta(metas[0], instance, files[0].path)
+        groups = _by_version(metas)
+        version = file_version(want) or BOARDS_VERSION
         n = int(want["width"]) * int(want["height"])
-        got = _columns(con, paths, n)
+        if len(groups) == 1:
+            got = read_columns(con, paths, n, version)
     except (duckdb.Error, pa.ArrowException, OSError) as e:  # a file DuckDB cannot read,
         _culprit(files, instance, e)  # or not like the first (met streaming: Arrow's error)
         raise  # not reached
     finally:
         con.close()
+    if len(groups) > 1:  # files of versions 3 and 4: each version read by itself
+        return _joined([read_files(root, [files[i] for i in g], instance) for g in groups])
     if got is None:  # a file unlike the first, or with nulls: whose?
         for i, f in enumerate(files):
             read_boards(f.path, instance)
@@ -144,6 +159,7 @@ def read_files(root: str | Path, files: list[DatasetFile], instance: Instance | 
         raise DamagedDataError(f"{_n(root)}: damaged boards dataset (its files read together "
                                f"do not have the columns of a boards file)")
     cells, stats, counts = got
+    stats = with_defaults(stats, len(cells))
     bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     entries: list[Part] = []
     row_entry = np.empty(int(bounds[-1]), dtype=np.int64)
@@ -160,6 +176,8 @@ def read_files(root: str | Path, files: list[DatasetFile], instance: Instance | 
         else:
             row_entry[a:b] = len(entries)
         entries += f.entries
+    if version < 4:  # the keys of its complete boards, as a version 4 file stores them
+        stats["key"] = board_keys(cells, stats, int(want["width"]), int(want["height"]))
     boards = Boards(cells, stats, {k: want[k] for k in ("format", "version", "instance",
                                                         "width", "height")})
     if instance is not None:
@@ -168,78 +186,26 @@ def read_files(root: str | Path, files: list[DatasetFile], instance: Instance | 
     return Block(boards, arms, entries, row_entry)
 
 
-def _connect():
-    import duckdb
+def _by_version(metas: list[dict[str, str]]) -> list[list[int]]:
+    """The files' indices grouped by version, when every file is of a version a dataset
+    may mix (`READS_WITH`..`BOARDS_VERSION`); else one group (the read refuses the file
+    that is not like the first)."""
+    versions = [file_version(m) for m in metas]
+    if any(v is None or not READS_WITH <= v <= BOARDS_VERSION for v in versions):
+        return [list(range(len(metas)))]
+    return [[i for i, v in enumerate(versions) if v == w] for w in sorted(set(versions))]
 
-    con = duckdb.connect()
-    con.execute("SET enable_progress_bar = false")  # a library's read draws nothing
-    return con
 
-
-def _columns(con, files: list[str], n: int):
-    """(cells, stats, rows of each file) of every file, read by one DuckDB query a batch
-    of rows at a time (each converted, then let go: the Arrow rows are never all held),
-    in file order then file row order; None when the columns are not those of a boards
-    file of `n` cells, or hold a null."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    names = [k for k, _ in column_kinds(n)]
-    kinds = dict(BOARD_STATS)
-    reader = con.sql("SELECT * FROM read_parquet(?, filename = true, file_row_number = true, "
-                     "hive_partitioning = false)", params=[files]).to_arrow_reader(BATCH_ROWS)
-    schema = reader.schema
-    if schema.names[:len(names)] != names or sorted(schema.names[len(names):]) != [
-            "file_row_number", "filename"] or any(
-            schema.field(k).type != arrow_type(kind) for k, kind in column_kinds(n)):
-        return None
-    value_set = pa.array(files)
-    cells: list[np.ndarray] = []
-    stats: dict[str, list[np.ndarray]] = {k: [] for k in kinds}
-    part: list[np.ndarray] = []
-    row: list[np.ndarray] = []
-
-    def convert(held: list) -> bool:
-        """Take the batches `held` (small ones gathered: a part is a batch of its own)
-        into the lists; False when a column holds a null."""
-        t = pa.Table.from_batches(held).combine_chunks()
-        if any(t.column(i).null_count for i in range(len(names))):
-            return False
-        c = np.empty((t.num_rows, n), dtype=np.int16)
-        for i in range(n):
-            c[:, i] = t.column(i).to_numpy()
-        cells.append(c)
-        for k, kind in kinds.items():  # numbers copied: a view would hold all of `t`
-            col = t.column(k).to_numpy()
-            stats[k].append(col.astype(object, copy=False) if kind == "string"
-                            else col.astype(kind))
-        part.append(pc.index_in(t.column("filename"), value_set=value_set).to_numpy(
-            zero_copy_only=False).astype(np.int64))
-        row.append(t.column("file_row_number").to_numpy().astype(np.int64))
-        return True
-
-    held, rows = [], 0
-    for batch in reader:
-        held.append(batch)
-        rows += batch.num_rows
-        if rows >= BATCH_ROWS:
-            if not convert(held):
-                return None
-            held, rows = [], 0
-    if held and not convert(held):
-        return None
-    both = (np.concatenate(cells) if len(cells) != 1 else cells[0]) if cells else np.zeros(
-        (0, n), np.int16)
-    cells.clear()
-    out = {k: (np.concatenate(v) if v else np.zeros(0, dtype=object if kinds[k] == "string"
-                                                    else kinds[k])) for k, v in stats.items()}
-    f = np.concatenate(part) if part else np.zeros(0, np.int64)
-    r = np.concatenate(row) if row else np.zeros(0, np.int64)
-    if np.any(np.diff(f) < 0) or np.any((np.diff(f) == 0) & (np.diff(r) <= 0)):
-        order = np.lexsort((r, f))  # DuckDB keeps the files' order: rarely needed
-        both, f = both[order], f[order]
-        out = {k: v[order] for k, v in out.items()}
-    return both, out, np.bincount(f, minlength=len(files))
+def _joined(blocks: list[Block]) -> Block:
+    """Blocks of rows read apart as one (`assemble` orders them)."""
+    first = blocks[0].boards
+    starts = np.cumsum([0] + [len(b.entries) for b in blocks[:-1]])
+    return Block(Boards(np.concatenate([b.boards.cells for b in blocks]),
+                        {k: np.concatenate([b.boards.stats[k] for b in blocks])
+                         for k in first.stats}, first.meta),
+                 np.concatenate([b.arms for b in blocks]),
+                 [p for b in blocks for p in b.entries],
+                 np.concatenate([b.row_entry + s for b, s in zip(blocks, starts, strict=True)]))
 
 
 def assemble(blocks: list[Block]) -> DatasetBoards:
@@ -333,18 +299,6 @@ def _take(boards: Boards, rows: np.ndarray) -> Boards:
                   boards.meta)
 
 
-def _metas(con, files: list[str]) -> list[dict[str, str]]:
-    """Each file's key-value metadata but Arrow's schema."""
-    kv = con.sql("SELECT file_name, key, value FROM parquet_kv_metadata(?) WHERE key <> "
-                 "'ARROW:schema'::BLOB", params=[files]).to_arrow_table()
-    index = {f: i for i, f in enumerate(files)}
-    metas: list[dict[str, str]] = [{} for _ in files]
-    for f, k, v in zip(*(kv.column(c).to_pylist() for c in ("file_name", "key", "value")),
-                       strict=True):
-        metas[index[f]][k.decode(errors="replace")] = v.decode(errors="replace")
-    return metas
-
-
 def check_part_names(parts: list[Part]) -> None:
     """Refuse (DamagedDataError naming it) the first of `parts` whose rows are of another
     seed or restart than its name says, or whose metadata names another arm (a part
@@ -356,12 +310,12 @@ def check_part_names(parts: list[Part]) -> None:
     import duckdb
 
     files = [str(p.path) for p in parts]
-    con = _connect()
+    con = connect()
     try:
         rows = con.sql("SELECT filename, min(seed), max(seed), min(restart), max(restart) "
                        "FROM read_parquet(?, filename = true, hive_partitioning = false) "
                        "GROUP BY filename", params=[files]).fetchall()
-        metas = _metas(con, files)
+        metas = file_metas(con, files)
     except duckdb.Error:
         for p in parts:
             read_boards(p.path)  # its error names the file
@@ -380,29 +334,19 @@ def check_part_names(parts: list[Part]) -> None:
             raise moved
 
 
-def _read_all(files: list[str]) -> list[dict[str, str]]:
-    """Read every row of `files` with DuckDB (its error when it cannot); their metadata."""
-    con = _connect()
-    try:
-        con.sql("SELECT * FROM read_parquet(?, filename = true, file_row_number = true, "
-                "hive_partitioning = false)", params=[files]).to_arrow_table()
-        return _metas(con, files)
-    finally:
-        con.close()
-
-
 def _want_meta(meta: dict[str, str], instance: Instance | None, first: Path) -> dict[str, str]:
     """What every file's metadata must say: the first file's, checked by `read_boards`
     when it is not a boards file of this version and instance."""
     size = board_size(meta)
-    ok = (meta.get("format") == BOARDS_FORMAT and file_version(meta) == BOARDS_VERSION
+    ok = (meta.get("format") == BOARDS_FORMAT
+          and READS_WITH <= (file_version(meta) or 0) <= BOARDS_VERSION
           and size is not None
           and (instance is None or (meta.get("instance"), *size) == (
               instance.id, instance.width, instance.height)))
     if not ok:
         read_boards(first, instance)  # its error names the file
         raise SolverError(f"{_n(first)}: a boards file of version {shown_version(meta)}"
-                          f" (a dataset's files are version {BOARDS_VERSION})")
+                          f" (a dataset's files are versions {READS_WITH}..{BOARDS_VERSION})")
     return meta
 
 
@@ -430,7 +374,8 @@ def _file_problem(meta: dict[str, str], want: dict[str, str], rows: Boards,
                            f"{want['instance']!r:.80} ({want['width']}x{want['height']}, "
                            f"version {want['version']}): one dataset holds one instance's "
                            f"boards")
-    if meta.get(DIGEST_KEY) != rows_digest(meta, rows):
+    if meta.get(DIGEST_KEY) != rows_digest(meta, rows, stats_of_version(
+            file_version(meta) or BOARDS_VERSION)):
         return DamagedDataError(f"{_n(f.path)}: damaged boards file (its rows do not match "
                                 f"their digest: a changed byte); it is left as it is: restore "
                                 f"it from a copy, or move it aside")
@@ -485,16 +430,16 @@ def _culprit(files: list[DatasetFile], instance: Instance | None, e: Exception) 
     named = set(_NAMED.findall(str(e)))
     for f in sorted(files, key=lambda f: str(f.path) not in named):
         try:
-            _read_all([str(f.path)])
+            read_all([str(f.path)])
         except (duckdb.Error, pa.ArrowException, OSError) as alone:
             read_boards(f.path, instance)  # its own error names it, else ours does
             raise DamagedDataError(f"{_n(f.path)}: damaged boards file (DuckDB cannot read "
                                    f"it: {first_line(alone)}); it is left as it is: restore it "
                                    f"from a copy, or move it aside") from None
-    want = _read_all([str(files[0].path)])[0]
+    want = read_all([str(files[0].path)])[0]
     for f in sorted(files, key=lambda f: str(f.path) not in named):
         read_boards(f.path, instance)
-        _size_of(_read_all([str(f.path)])[0], want, f.path)
+        _size_of(read_all([str(f.path)])[0], want, f.path)
     raise DamagedDataError(f"{_n(files[0].path.parent.parent)}: a boards dataset whose files "
                            f"cannot be read together ({first_line(e)})") from None
 

@@ -34,9 +34,11 @@ def restart_columns(stats: Mapping[str, np.ndarray], n_cells: int,
     `finish_seconds` (the finish's part: the filled board's `found` to the finished
     one's), its `seed`, `restart` and `url` (the final board's), and the board's size,
     `cells` (W*H) and `joins` (2WH - W - H), from which the report takes its depths and
-    target scores; a boards file is one arm, "default".  The rows of a boards file or
-    dataset as `e2store.campaign.campaign_report` takes them: `stats` holds the columns
-    `RESTART_COLUMNS` (the board's cells are never needed), `n_cells` is W*H."""
+    target scores, and, when the rows carry it, `key` (the final board's canonical key,
+    "" with holes: repeats are counted from it); a boards file is one arm, "default".
+    The rows of a boards file or dataset as `e2store.campaign.campaign_report` takes
+    them: `stats` holds the columns `RESTART_COLUMNS` (the board's cells are never
+    needed), `n_cells` is W*H."""
     st = stats
     arm = (np.full(len(st["seed"]), "default", dtype=object) if arms is None
            else np.asarray(arms, dtype=object))
@@ -76,6 +78,8 @@ def restart_columns(stats: Mapping[str, np.ndarray], n_cells: int,
             "url": urls[final].astype(object),
             "cells": np.full(len(order), n_cells, dtype=np.int64),
             "joins": np.asarray(st["joins"])[order].astype(np.int64)}
+        if "key" in st:
+            out[str(name)]["key"] = np.asarray(st["key"], dtype=object)[final]
     return out
 
 
@@ -108,7 +112,8 @@ _COMPACT = {"depth": np.int16, "filled": np.int16, "before": np.int16, "finished
             "nodes": np.int64, "seconds": np.float64, "fill_seconds": np.float64,
             "finish_seconds": np.float64, "seed": np.int64, "restart": np.int32,
             "cells": np.int16, "joins": np.int16}
-_READ = ("seed", "restart", "source", "depth", "score", "nodes", "seconds", "found", "joins")
+_READ = ("seed", "restart", "source", "depth", "score", "nodes", "seconds", "found", "joins",
+         "key")  # "key": in files of version 4
 
 
 def restart_chunks(files: Mapping[str, Sequence[str | Holder]], n_cells: int, *,
@@ -147,10 +152,12 @@ def restart_stream(files: Mapping[str, Sequence[str | Holder]], n_cells: int, *,
     chunks: dict[str, list[dict[str, np.ndarray]]] = {}
     where: dict[str, list[str]] = {}
     for arm, path, r in restart_chunks(files, n_cells, want=want):
-        chunks.setdefault(arm, []).append({c: r[c].astype(t) for c, t in _COMPACT.items()})
+        chunks.setdefault(arm, []).append({c: r[c].astype(t) for c, t in _COMPACT.items()}
+                                          | ({"key": r["key"]} if "key" in r else {}))
         where.setdefault(arm, []).append(path)
     for arm, parts in chunks.items():
-        cols = {c: np.concatenate([p[c] for p in parts]) for c in _COMPACT}
+        keyed = (*_COMPACT, "key") if all("key" in p for p in parts) else tuple(_COMPACT)
+        cols = {c: np.concatenate([p[c] for p in parts]) for c in keyed}
         held = np.repeat(np.arange(len(parts), dtype=np.int32), [len(p["seed"]) for p in parts])
         order = np.lexsort((cols["restart"], cols["seed"]))
         cols = {c: v[order] for c, v in cols.items()}
@@ -167,7 +174,7 @@ def restart_stream(files: Mapping[str, Sequence[str | Holder]], n_cells: int, *,
     return out
 
 
-_KIND = ("format", "version", "instance", "width", "height")
+_KIND = ("format", "instance", "width", "height")
 
 
 def _as_named(f: Holder, stats: Mapping[str, np.ndarray]) -> None:
@@ -187,8 +194,9 @@ def _as_named(f: Holder, stats: Mapping[str, np.ndarray]) -> None:
 def _same_file_kind(path: str, meta: Mapping[str, str], want: Mapping[str, str],
                     arm: str) -> None:
     """SolverError naming `path` unless its metadata is a boards file's of `want`'s kind
-    (format, version, instance, size) and of `arm` (when it says its arm)."""
-    from e2store.boards.schema import BOARDS_FORMAT, BOARDS_VERSION, file_version
+    (format, instance, size; a version like the first's, or both of the versions a
+    dataset mixes, `READS_WITH`..) and of `arm` (when it says its arm)."""
+    from e2store.boards.schema import BOARDS_FORMAT, BOARDS_VERSION, READS_WITH, file_version
     from e2store.errors import SolverError
     from e2store.instance.parsing import shown_path
 
@@ -196,7 +204,9 @@ def _same_file_kind(path: str, meta: Mapping[str, str], want: Mapping[str, str],
     if meta.get("format") != BOARDS_FORMAT or version is None or version > BOARDS_VERSION:
         raise SolverError(f"{shown_path(path)}: not a boards file this e2store reads (format "
                           f"{meta.get('format')!r:.40}, version {meta.get('version')!r:.20})")
-    if any(meta.get(k) != want.get(k) for k in _KIND):
+    first = file_version(want) or 0
+    if any(meta.get(k) != want.get(k) for k in _KIND) or (
+            version != first and min(version, first) < READS_WITH):
         raise SolverError(f"{shown_path(path)}: holds boards of instance "
                           f"{meta.get('instance')!r:.80} ({meta.get('width')}x"
                           f"{meta.get('height')}, version {meta.get('version')!r:.20}), the "
@@ -210,14 +220,14 @@ def _same_file_kind(path: str, meta: Mapping[str, str], want: Mapping[str, str],
 def _stats_of(path: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """The per-restart columns of one file, its pages' checksums verified, and its
     metadata."""
-    t = _columns(path, list(_READ))
+    t = _columns(path, list(_READ), optional=("key",))
     meta = {k.decode(errors="replace"): v.decode(errors="replace")
             for k, v in (t.schema.metadata or {}).items()}
-    return {c: (np.array(t.column(c).to_pylist(), dtype=object) if c == "source"
+    return {c: (np.array(t.column(c).to_pylist(), dtype=object) if c in ("source", "key")
                 else t.column(c).to_numpy()) for c in t.column_names}, meta
 
 
-def _columns(path: str, columns: list[str]):
+def _columns(path: str, columns: list[str], optional: tuple[str, ...] = ()):
     """`columns` of the table file `path`, Parquet pages checked against their checksums:
     DamagedDataError naming the file for a damaged page or footer, a file that is no
     table, or one without them."""
@@ -228,6 +238,10 @@ def _columns(path: str, columns: list[str]):
     from e2store.instance.parsing import shown_path
 
     try:
+        if optional:
+            names = set(pq.read_schema(path).names if not is_ipc(path)
+                        else read_table(path).column_names)
+            columns = [c for c in columns if c not in optional or c in names]
         return (read_table(path).select(columns) if is_ipc(path) else
                 pq.read_table(path, columns=columns, page_checksum_verification=True))
     except FileNotFoundError:
@@ -263,15 +277,3 @@ def merge_restarts(a: Mapping[str, Mapping[str, np.ndarray]],
         order = np.lexsort((cols["restart"], cols["seed"]))
         out[arm] = {k: v[order] for k, v in cols.items()}
     return out
-
-
-def final_rows(stats: dict[str, np.ndarray], arms: np.ndarray) -> np.ndarray:
-    """Each restart's last row (finished, else filled, else best) among `stats`' rows."""
-    rank = {"finished": 0, "filled": 1, "best": 2}
-    src = np.array([rank.get(str(v), 3) for v in stats["source"]], dtype=np.int64)
-    arm_code = np.unique(np.asarray(arms, dtype=str), return_inverse=True)[1].reshape(-1)
-    order = np.lexsort((src, stats["restart"], stats["seed"], arm_code))
-    keys = np.column_stack([arm_code, stats["seed"], stats["restart"]])[order]
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = np.any(keys[1:] != keys[:-1], axis=1)
-    return order[first & (src[order] < 3)]

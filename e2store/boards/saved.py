@@ -126,14 +126,14 @@ def best_rows(boards: Boards, *, min_depth: int | None = None, min_score: int | 
               top: int | None = None) -> list[int]:
     """The rows of `boards` a saved-board export writes, best first: those of depth >=
     `min_depth` and score >= `min_score`, by score, then depth (highest first), then row
-    order; the first `top` (None: all)."""
+    order; the first `top` (None: all); only boards kept (`kept`: their cells stored)."""
     _at_least(min_depth, "min_depth", 0)
     _at_least(min_score, "min_score", 0)
     _at_least(top, "top", 0)
     st = boards.stats
     score = np.asarray(st["score"], dtype=np.int64)
     depth = np.asarray(st["depth"], dtype=np.int64)
-    keep = np.ones(len(boards), dtype=bool)
+    keep = np.asarray(st.get("kept", np.ones(len(boards))), dtype=bool).copy()
     if min_depth is not None:
         keep &= depth >= min_depth
     if min_score is not None:

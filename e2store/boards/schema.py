@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 BOARDS_FORMAT = "e2store-boards"
-BOARDS_VERSION = 3  # 3: the official orientation; 2: the rows' digest `rows_sha256`
+BOARDS_VERSION = 4  # 4: `kept`, `key`; 3: the official orientation; 2: the rows' digest
 TURNED_BEFORE = 3  # 16x16 boards of older files are Eternity II's turned a half turn
 DIGEST_KEY = "rows_sha256"
 VERSION_DIGITS = 9
@@ -27,10 +27,22 @@ BOARD_STATS_V2 = (("depth", "int32"), ("score", "int32"), ("joins", "int32"),
                   ("source", "string"))
 # version 3: when the board was found (UTC seconds since the epoch, 0 unknown) and its
 # e2.bucas.name URL ("" when the instance has no lettering)
-BOARD_STATS = BOARD_STATS_V2 + (("found", "float64"), ("url", "string"))
-STAT_DEFAULTS = {"found": 0.0, "url": ""}
+BOARD_STATS_V3 = BOARD_STATS_V2 + (("found", "float64"), ("url", "string"))
+# version 4: whether the row's board is kept (`keep_boards`: below a score only its
+# statistics are, its cells all -1 and its url ""), and the canonical key of a complete
+# board (`e2store.boards.keys.board_key`, "" for a board with holes): repeats counted
+# from the key alone, kept or not
+BOARD_STATS = BOARD_STATS_V3 + (("kept", "bool"), ("key", "string"))
+STAT_DEFAULTS: dict[str, object] = {"found": 0.0, "url": "", "kept": True, "key": ""}
 # the per-restart columns a campaign's analysis reads: never the board's cells
-RESTART_COLUMNS = ("seed", "restart", "source", "depth", "score", "nodes", "seconds", "found")
+RESTART_COLUMNS = ("seed", "restart", "source", "depth", "score", "nodes", "seconds", "found",
+                   "key")
+READS_WITH = 3  # a dataset's files are of versions READS_WITH..BOARDS_VERSION, mixed
+
+
+def stats_of_version(version: int) -> tuple[tuple[str, str], ...]:
+    """The statistics columns of a boards file of `version`, in file order."""
+    return BOARD_STATS_V2 if version < 3 else BOARD_STATS_V3 if version < 4 else BOARD_STATS
 
 
 def cell_names(n: int) -> list[str]:
@@ -38,16 +50,17 @@ def cell_names(n: int) -> list[str]:
     return [f"c{i}" for i in range(n)]
 
 
-def column_kinds(n: int) -> list[tuple[str, str]]:
+def column_kinds(n: int, version: int = BOARDS_VERSION) -> list[tuple[str, str]]:
     """(name, kind) of every column of a boards table of n cells, in file order."""
-    return [(c, CELL_TYPE) for c in cell_names(n)] + list(BOARD_STATS)
+    return [(c, CELL_TYPE) for c in cell_names(n)] + list(stats_of_version(version))
 
 
 def arrow_type(kind: str):
     """The Arrow type of a column kind (`int16`, ..., `string`)."""
     import pyarrow as pa
 
-    return pa.string() if kind == "string" else getattr(pa, kind)()
+    return (pa.string() if kind == "string" else pa.bool_() if kind == "bool"
+            else getattr(pa, kind)())
 
 
 def boards_schema(n: int, metadata: Mapping[str, str] | None = None):

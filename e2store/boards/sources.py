@@ -1,5 +1,5 @@
 """Boards as a command is given them (`score`, `render board`, `url`, `summary --boards`):
-every kind `e2store.boards.table.read_any_board` reads (a board URL, a boards or
+every kind `read_any_board` reads (a board URL, a boards or
 solutions file, a file of `x y piece r` lines), a boards dataset's directory
 (`e2store.boards.dataset`) and a Blackwood-style saved-board file
 (`e2store.boards.saved`), each board with where it comes from (`sourced_boards`:
@@ -17,7 +17,9 @@ from typing import Any
 import numpy as np
 
 from e2store.boards.dataset import DatasetBoards, read_boards_dataset
-from e2store.boards.table import board_cells
+from e2store.boards.parts import first_line
+from e2store.boards.schema import BOARDS_FORMAT
+from e2store.boards.table import Boards, board_cells, read_boards, score
 from e2store.errors import RenderError, SolverError
 from e2store.instance.model import Instance
 from e2store.instance.parsing import shown_path as _n
@@ -46,7 +48,6 @@ def read_any_boards(instance: Instance, source: str | Path) -> list[np.ndarray]:
     """`read_any_board`, a boards dataset's boards too (a directory), and the board of a
     saved-board file (`is_saved_board_file`)."""
     from e2store.boards.saved import is_saved_board_file, read_saved_board
-    from e2store.boards.table import read_any_board
 
     if is_saved_board_file(source):
         return [read_saved_board(source, instance)]
@@ -62,7 +63,6 @@ def chosen_any_board(instance: Instance, source: str | Path, best: bool = False,
     or its `index`-th (parts in (arm, seed, restart) order); of a saved-board file too
     (its one board)."""
     from e2store.boards.saved import is_saved_board_file, read_saved_board
-    from e2store.boards.table import best_row, chosen_board
 
     if is_saved_board_file(source):
         if index and not best:
@@ -96,7 +96,6 @@ def shown_board(instance: Instance, path: str | Path | None,
     instance's own solution, None when its file holds none)."""
     from e2store.boards.saved import is_saved_board_file
     from e2store.boards.solutions import chosen_solution
-    from e2store.boards.table import is_boards_file
 
     if path is not None and (is_boards_file(path) or is_boards_dataset(path)
                              or is_saved_board_file(path)):
@@ -164,7 +163,7 @@ def sourced_boards(instance: Instance, source: str | Path) -> SourcedBoards:
     (`<depth>_<md5>_s<seed>-r<restart>.txt`).  SolverError for a directory holding no
     boards dataset (no `arm=NAME` directory): its boards files are given one by one."""
     from e2store.boards.saved import is_saved_board_file, read_saved_board
-    from e2store.boards.table import is_boards_file, read_any_board, read_boards
+    from e2store.boards.table import read_boards
     from e2store.instance.url import is_url
 
     given = str(source)
@@ -241,3 +240,118 @@ def score_sources(instance: Instance, sources: Sequence[str | Path], *,
             seen.add(key)
             out.append(d)
     return out
+
+
+def read_any_board(instance: Instance, source: str | Path) -> list[np.ndarray]:
+    """Every board `source` holds, as checked (W*H,) cell arrays: a board URL, a boards
+    file, a solutions file (Parquet, Arrow or CSV), or a text file of `x y piece r` lines
+    (holes allowed, each cell at most once)."""
+    from e2store.instance.url import board_from_url, is_url
+
+    text = str(source)
+    if is_url(text):
+        return [board_cells(instance, board_from_url(instance, text))]
+    p = Path(source)
+    head = b""
+    if p.is_file():
+        with open(p, "rb") as fh:
+            head = fh.read(4)
+    if head == b"PAR1" or head[:4] == b"ARRO" or p.suffix.lower() in (".parquet", ".arrow",
+                                                                       ".feather", ".ipc"):
+        from e2store.files import table_schema
+
+        try:
+            meta = {k.decode(errors="replace"): v.decode(errors="replace")
+                    for k, v in (table_schema(p).metadata or {}).items()}
+        except Exception as e:
+            raise SolverError(f"{_n(p)}: not a boards or solutions file ({first_line(e)})"
+                              ) from None
+        if meta.get("format") == BOARDS_FORMAT:
+            b = read_boards(p, instance)  # its boards kept: those let go have no cells
+            return [board_cells(instance, c) for c in b.cells[b.stats["kept"]]]
+        from e2store.boards.solutions import read_solutions
+
+        return [board_cells(instance, b) for b in read_solutions(p)]
+    if p.suffix.lower() == ".csv":
+        from e2store.boards.solutions import read_solutions
+
+        return [board_cells(instance, b) for b in read_solutions(p)]
+    from e2store.instance.cells_files import read_seed_file
+
+    cells = read_seed_file(p)
+    board = np.full(instance.width * instance.height, -1, dtype=np.int64)
+    for (x, y), v in cells.items():
+        if not (0 <= x < instance.width and 0 <= y < instance.height):
+            raise SolverError(f"{_n(p)}: cell ({x}, {y}) is off the {instance.width}x"
+                              f"{instance.height} board")
+        board[y * instance.width + x] = v
+    try:
+        return [board_cells(instance, board)]
+    except SolverError as e:
+        raise SolverError(f"{_n(p)}: {e}") from None
+
+
+def best_row(boards: Boards) -> int | None:
+    """The row of the best board of `boards`: the completed board (source "filled" or
+    "finished": completed after the search) of the highest score, else the deepest board,
+    then the highest score; the earliest row of equals; among the boards kept (`kept`).
+    None when there is no row kept."""
+    st = boards.stats
+    kept = np.asarray(st.get("kept", np.ones(len(boards))), dtype=bool)
+    rows = np.flatnonzero(kept)
+    if not len(rows):
+        return None
+    score = np.asarray(st["score"], dtype=np.int64)[rows]
+    depth = np.asarray(st["depth"], dtype=np.int64)[rows]
+    filled = np.array([str(st["source"][i]) in ("filled", "finished") for i in rows],
+                      dtype=bool)
+    if filled.any():
+        return int(rows[np.flatnonzero(filled)[np.argmax(score[filled])]])  # the first
+    return int(rows[np.lexsort((rows, -score, -depth))[0]])
+
+
+def is_boards_file(source: str | Path) -> bool:
+    """Whether `source` names a boards file (`e2store best -o`), by its metadata; a file
+    that does not start as Parquet or Arrow does (`PAR1`, `ARROW1`) is not opened as one."""
+    from e2store.files import table_schema
+    from e2store.instance.url import is_url
+
+    if is_url(str(source)) or not Path(source).is_file():
+        return False
+    try:
+        with open(source, "rb") as fh:
+            head = fh.read(4)
+        meta = (table_schema(Path(source)).metadata or {}) if head in (b"PAR1", b"ARRO") else {}
+    except Exception:  # no table: another kind of board file
+        return False
+    return meta.get(b"format") == BOARDS_FORMAT.encode()
+
+
+def chosen_board(instance: Instance, source: str | Path, best: bool = False,
+                 index: int = 0) -> tuple[np.ndarray, str, str]:
+    """(cells, what, note) of the board of `source` (`read_any_board`) `render board` draws:
+    the best (`best`: a boards file's `best_row`, else the highest score, the earliest) or the
+    `index`-th; `what` starts its title, `note` says which the best is.  RenderError: none."""
+    if best and is_boards_file(source):
+        b = read_boards(source, instance)
+        i = best_row(b)
+        if i is None:
+            raise RenderError(f"{_n(source)}: holds no board yet (expected a boards file "
+                              "with at least one row)")
+        r = b.row(i)
+        return (b.cells[i].astype(np.int64), f"row {i} (the best of {len(b)}), ",
+                f"drew row {i} of {len(b)}, the best: {r['source']}, score {r['score']} / "
+                f"{r['joins']}, depth {r['depth']}, {r['holes']} holes (seed {r['seed']}, "
+                f"restart {r['restart']})")
+    boards = read_any_board(instance, source)
+    if best:
+        if not boards:
+            raise RenderError(f"{_n(source)}: holds no board")
+        scores = [score(instance, c).matched for c in boards]
+        i = max(range(len(boards)), key=lambda k: (scores[k], -k))
+        return (boards[i], f"board {i} (the best of {len(boards)}), ",
+                f"drew board {i} of {len(boards)}, the best: score {scores[i]}")
+    if index >= len(boards):
+        raise RenderError(f"{_n(source)}: holds {len(boards)} boards (expected --index "
+                          f"below {len(boards)})")
+    return boards[index], "", ""

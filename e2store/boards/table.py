@@ -32,22 +32,23 @@ from pathlib import Path
 
 import numpy as np
 
-from e2store.boards.keys import half_turn
+from e2store.boards.keys import board_key, half_turn
 from e2store.boards.schema import (
     ARM_KEY,
     BOARD_STATS,
-    BOARD_STATS_V2,
     BOARDS_FORMAT,
     BOARDS_VERSION,
     DIGEST_KEY,
     STAT_DEFAULTS,
     TURNED_BEFORE,
+    arrow_type,
     board_size,
     boards_schema,
     file_version,
     shown_version,
+    stats_of_version,
 )
-from e2store.errors import DamagedDataError, E2StoreNote, RenderError, SolverError
+from e2store.errors import DamagedDataError, E2StoreNote, SolverError
 from e2store.instance.model import GREY, Instance
 from e2store.instance.parsing import shown_path as _n
 
@@ -164,6 +165,45 @@ class Boards:
                 for k, v in self.stats.items()}
 
 
+def with_defaults(stats: dict[str, np.ndarray], k: int) -> dict[str, np.ndarray]:
+    """`stats` of an older file with the columns it lacks (`STAT_DEFAULTS`) for its `k`
+    rows: unknown `found`, no url, every board kept, no key yet (`board_keys`)."""
+    for name, kind in BOARD_STATS:
+        if name not in stats:
+            stats[name] = np.full(k, STAT_DEFAULTS[name], dtype=object if kind == "string"
+                                  else kind)
+    return stats
+
+
+def board_keys(cells: np.ndarray, stats: dict[str, np.ndarray], width: int,
+               height: int) -> np.ndarray:
+    """The `key` column of rows: a kept board's canonical key (`board_key`; "" for a board
+    with holes), and the key a board not kept was given when its cells were let go."""
+    kept = np.asarray(stats["kept"], dtype=bool)
+    out = np.where(kept, "", np.asarray(stats["key"], dtype=object)).astype(object)
+    for i in np.flatnonzero(kept & (np.asarray(cells) >= 0).all(axis=1)):
+        out[i] = board_key(cells[i], width, height)
+    return out
+
+
+def keep_boards(boards: Boards, min_score: int | None, width: int, height: int) -> Boards:
+    """`boards` with only the boards of a score of at least `min_score` kept (`keep_boards:
+    {min_score}`): below it a row keeps its statistics and its complete board's key, its
+    cells set to -1 and its url to "" (`kept` false).  None keeps every board."""
+    if min_score is None or not len(boards):
+        return boards
+    stats = dict(boards.stats)
+    stats["key"] = board_keys(boards.cells, stats, width, height)  # before the cells go
+    drop = np.asarray(stats["score"]) < min_score
+    if not drop.any():
+        return Boards(boards.cells, stats, boards.meta)
+    cells = boards.cells.copy()
+    cells[drop] = -1
+    stats["kept"] = np.asarray(stats["kept"], dtype=bool) & ~drop
+    stats["url"] = np.where(drop, "", np.asarray(stats["url"], dtype=object)).astype(object)
+    return Boards(cells, stats, boards.meta)
+
+
 def _meta(instance: Instance, arm: str | None) -> dict[str, str]:
     meta = {"format": BOARDS_FORMAT, "version": str(BOARDS_VERSION), "instance": instance.id,
             "width": str(instance.width), "height": str(instance.height)}
@@ -203,7 +243,8 @@ def boards_table(instance: Instance, boards: Boards, *, arm: str | None = None):
     stats = {name: (np.array([str(v) for v in boards.stats[name]], dtype=object)
                     if kind == "string" else np.asarray(boards.stats[name], dtype=kind))
              for name, kind in BOARD_STATS}
-    missing = [i for i, u in enumerate(stats["url"]) if not u]
+    stats["key"] = board_keys(cells, stats, instance.width, instance.height)
+    missing = [i for i, u in enumerate(stats["url"]) if not u and stats["kept"][i]]
     if missing:
         from e2store.instance.url import UrlError, board_url
 
@@ -224,12 +265,11 @@ def boards_table(instance: Instance, boards: Boards, *, arm: str | None = None):
 def _column(t, name: str, kind: str, p: Path) -> np.ndarray:
     """Column `name` of a boards table as numpy, refusing another type than `kind` (a
     wider integer is never wrapped into a narrower one)."""
-    import pyarrow as pa
 
     if name not in t.column_names:
         raise DamagedDataError(f"{_n(p)}: damaged boards file (no column {name!r})")
     col = t.column(name)
-    want = pa.string() if kind == "string" else getattr(pa, kind)()
+    want = arrow_type(kind)
     if col.type != want:
         raise DamagedDataError(f"{_n(p)}: damaged boards file (column {name!r} is {col.type}, "
                                f"expected {want})")
@@ -286,12 +326,9 @@ def _boards_of(t, p: Path, instance: Instance | None) -> Boards:
     n = w * h
     board = [_column(t, f"c{i}", "int16", p) for i in range(n)]  # each there and typed
     cells = np.column_stack(board) if len(t) else np.zeros((0, n), np.int16)
-    columns = BOARD_STATS if version >= 3 else BOARD_STATS_V2
+    columns = stats_of_version(version)
     stats = {name: _column(t, name, kind, p) for name, kind in columns}
-    for name, kind in BOARD_STATS[len(columns):]:  # older files: unknown
-        stats[name] = np.full(len(t), STAT_DEFAULTS[name], dtype=object if kind == "string"
-                              else kind)
-    out = Boards(cells.astype(np.int16, copy=False), stats, meta)
+    out = Boards(cells.astype(np.int16, copy=False), with_defaults(stats, len(t)), meta)
     if version >= 2:
         found = rows_digest(meta, out, columns)
         if meta.get(DIGEST_KEY) != found:
@@ -305,6 +342,8 @@ def _boards_of(t, p: Path, instance: Instance | None) -> Boards:
             f"{_n(p)}: boards written before e2store used Eternity II's official "
             f"orientation (version {version}): read turned a half turn (piece 139 on I8)"),
             stacklevel=3)
+    if version < 4:  # the keys of its complete boards, as a version 4 file stores them
+        out.stats["key"] = board_keys(out.cells, out.stats, w, h)
     if instance is not None:
         check_rows(instance, out, p)
     return out
@@ -343,24 +382,34 @@ def recount(instance: Instance, cells: np.ndarray) -> dict[str, np.ndarray]:
 
 def check_rows(instance: Instance, boards: Boards, path: str | Path) -> None:
     """Each row's stored score, mismatches, holes, joins and depth against a recount of its
-    board (`recount`): DamagedDataError naming the file, the row and the column."""
+    board (`recount`), a complete board's key against its board's: DamagedDataError naming
+    the file, the row and the column.  A row whose board was not kept (`kept` false) must
+    have no cell placed and no url; its statistics are what its run recorded."""
     if not len(boards):
         return
     n = instance.width * instance.height
     rc = recount(instance, boards.cells)
     st = boards.stats
+    kept = np.asarray(st["kept"], dtype=bool)
     found = {"score": rc["matched"], "mismatches": rc["mismatched"], "holes": rc["holes"]}
     checks = [("a placement", rc["problem"] >= 0),
-              *((k, st[k] != v) for k, v in found.items()),
+              *((k, kept & (st[k] != v)) for k, v in found.items()),
               ("joins", st["joins"] != inner_joins(instance.width, instance.height)),
-              ("depth", (st["depth"] < 0) | (st["depth"] > n - rc["holes"])),
+              ("depth", (st["depth"] < 0) | (st["depth"] > np.where(kept, n - rc["holes"], n))),
               ("seed", st["seed"] < 0), ("restart", st["restart"] < 0),
-              ("found", ~(np.asarray(st["found"], dtype=float) >= 0))]
+              ("found", ~(np.asarray(st["found"], dtype=float) >= 0)),
+              ("a board not kept", ~kept & ((rc["holes"] != n)
+                                            | (np.asarray(st["url"], dtype=object) != ""))),
+              ("key", np.asarray(st["key"], dtype=object) != board_keys(
+                  boards.cells, st, instance.width, instance.height))]
+    said = {"a placement": "a placement out of range or a piece placed twice",
+            "a board not kept": "a board not kept, with a cell placed or a url",
+            "key": "key, not its board's"}
     for what, wrong in checks:
         if np.any(wrong):
             i = int(np.argmax(wrong))
             detail = (f"{what} {st[what][i]}, the board shows {found[what][i]}"
-                      if what in found else f"{what} out of range")
+                      if what in found else said.get(what, f"{what} out of range"))
             raise DamagedDataError(f"{_n(path)}: damaged boards file (row {i}: {detail}); it is "
                                    f"left as it is: restore it from a copy, or move it aside")
 
@@ -404,113 +453,3 @@ def append_boards(path: str | Path, instance: Instance, boards: Boards) -> Board
     out = concat_boards(old, boards)
     write_boards(p, instance, out)
     return out
-
-
-def read_any_board(instance: Instance, source: str | Path) -> list[np.ndarray]:
-    """Every board `source` holds, as checked (W*H,) cell arrays: a board URL, a boards
-    file, a solutions file (Parquet, Arrow or CSV), or a text file of `x y piece r` lines
-    (holes allowed, each cell at most once)."""
-    from e2store.instance.url import board_from_url, is_url
-
-    text = str(source)
-    if is_url(text):
-        return [board_cells(instance, board_from_url(instance, text))]
-    p = Path(source)
-    head = b""
-    if p.is_file():
-        with open(p, "rb") as fh:
-            head = fh.read(4)
-    if head == b"PAR1" or head[:4] == b"ARRO" or p.suffix.lower() in (".parquet", ".arrow",
-                                                                       ".feather", ".ipc"):
-        from e2store.files import table_schema
-
-        try:
-            meta = {k.decode(errors="replace"): v.decode(errors="replace")
-                    for k, v in (table_schema(p).metadata or {}).items()}
-        except Exception as e:
-            raise SolverError(f"{_n(p)}: not a boards or solutions file ({_first_line(e)})"
-                              ) from None
-        if meta.get("format") == BOARDS_FORMAT:
-            return [board_cells(instance, b) for b in read_boards(p, instance).cells]
-        from e2store.boards.solutions import read_solutions
-
-        return [board_cells(instance, b) for b in read_solutions(p)]
-    if p.suffix.lower() == ".csv":
-        from e2store.boards.solutions import read_solutions
-
-        return [board_cells(instance, b) for b in read_solutions(p)]
-    from e2store.instance.cells_files import read_seed_file
-
-    cells = read_seed_file(p)
-    board = np.full(instance.width * instance.height, -1, dtype=np.int64)
-    for (x, y), v in cells.items():
-        if not (0 <= x < instance.width and 0 <= y < instance.height):
-            raise SolverError(f"{_n(p)}: cell ({x}, {y}) is off the {instance.width}x"
-                              f"{instance.height} board")
-        board[y * instance.width + x] = v
-    try:
-        return [board_cells(instance, board)]
-    except SolverError as e:
-        raise SolverError(f"{_n(p)}: {e}") from None
-
-
-def best_row(boards: Boards) -> int | None:
-    """The row of the best board of `boards`: the completed board (source "filled" or
-    "finished": completed after the search) of the highest score, else the deepest board,
-    then the highest score; the earliest row of equals.  None when there is no row."""
-    st, n = boards.stats, len(boards)
-    if not n:
-        return None
-    score = np.asarray(st["score"], dtype=np.int64)
-    depth = np.asarray(st["depth"], dtype=np.int64)
-    filled = np.array([str(s) in ("filled", "finished") for s in st["source"]], dtype=bool)
-    if filled.any():
-        return int(np.flatnonzero(filled)[np.argmax(score[filled])])  # argmax: the first
-    return min(range(n), key=lambda i: (-int(depth[i]), -int(score[i]), i))
-
-
-def is_boards_file(source: str | Path) -> bool:
-    """Whether `source` names a boards file (`e2store best -o`), by its metadata; a file
-    that does not start as Parquet or Arrow does (`PAR1`, `ARROW1`) is not opened as one."""
-    from e2store.files import table_schema
-    from e2store.instance.url import is_url
-
-    if is_url(str(source)) or not Path(source).is_file():
-        return False
-    try:
-        with open(source, "rb") as fh:
-            head = fh.read(4)
-        meta = (table_schema(Path(source)).metadata or {}) if head in (b"PAR1", b"ARRO") else {}
-    except Exception:  # no table: another kind of board file
-        return False
-    return meta.get(b"format") == BOARDS_FORMAT.encode()
-
-
-def chosen_board(instance: Instance, source: str | Path, best: bool = False,
-                 index: int = 0) -> tuple[np.ndarray, str, str]:
-    """(cells, what, note) of the board of `source` (`read_any_board`) `render board` draws:
-    the best (`best`: a boards file's `best_row`, else the highest score, the earliest) or the
-    `index`-th; `what` starts its title, `note` says which the best is.  RenderError: none."""
-    if best and is_boards_file(source):
-        b = read_boards(source, instance)
-        i = best_row(b)
-        if i is None:
-            raise RenderError(f"{_n(source)}: holds no board yet (expected a boards file "
-                              "with at least one row)")
-        r = b.row(i)
-        return (b.cells[i].astype(np.int64), f"row {i} (the best of {len(b)}), ",
-                f"drew row {i} of {len(b)}, the best: {r['source']}, score {r['score']} / "
-                f"{r['joins']}, depth {r['depth']}, {r['holes']} holes (seed {r['seed']}, "
-                f"restart {r['restart']})")
-    boards = read_any_board(instance, source)
-    if best:
-        if not boards:
-            raise RenderError(f"{_n(source)}: holds no board")
-        scores = [score(instance, c).matched for c in boards]
-        i = max(range(len(boards)), key=lambda k: (scores[k], -k))
-        return (boards[i], f"board {i} (the best of {len(boards)}), ",
-                f"drew board {i} of {len(boards)}, the best: score {scores[i]}")
-    if index >= len(boards):
-        raise RenderError(f"{_n(source)}: holds {len(boards)} boards (expected --index "
-                          f"below {len(boards)})")
-    return boards[index], "", ""

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from e2store.boards.table import best_row as best_row  # the page's best board
+from e2store.boards.sources import best_row as best_row  # the page's best board
 from e2store.errors import E2StoreError, MissingError, SolverError
 from e2store.instance.model import Instance
 from e2store.instance.parsing import shown_path

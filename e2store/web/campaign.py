@@ -199,22 +199,17 @@ def _kept(source: BoardsSource, instance: Instance, d) -> dict:
 def _derived(instance: Instance, d, rows: dict[str, dict[str, np.ndarray]]) -> dict:
     """The campaign's analysis (`e2store.campaign.analyse`: the report's, computed by the
     same call) as JSON, each arm with its boards and its best board (`campaign_data`)."""
-    from e2store.boards.keys import repeat_counts
-    from e2store.boards.restarts import final_rows
-    from e2store.boards.table import Boards, best_row
+    from e2store.boards.sources import best_row
+    from e2store.boards.table import Boards
     from e2store.campaign import analyse
 
-    final = final_rows(d.boards.stats, d.arms)
-    complete = np.zeros(len(d.boards), dtype=bool)
-    complete[final] = np.asarray(d.boards.stats["holes"])[final] == 0
-    repeats = repeat_counts(d.boards.cells, d.arms, complete, instance.width, instance.height)
-    out = analyse(rows, repeats={a: r["repeats"] for a, r in repeats.items()}
-                  ).to_dict()  # the report's resamples and seeds
+    out = analyse(rows).to_dict()  # the report's resamples and seeds; repeats from the keys
     of_arm = np.asarray(d.arms, dtype=str)
     for a in out["arms"]:
         mine = np.flatnonzero(of_arm == a["arm"])
         b = best_row(Boards(np.empty((len(mine), 0)),  # its stats alone: no cells copied
-                            {c: d.boards.stats[c][mine] for c in ("score", "depth", "source")}))
+                            {c: d.boards.stats[c][mine] for c in ("score", "depth", "source",
+                                                                  "kept")}))
         i = None if b is None else int(mine[b])
         a["boards"] = len(mine)
         a["best"] = None if i is None else {
