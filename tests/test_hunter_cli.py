@@ -17,8 +17,7 @@ from naive_best import unsolvable_pieces
 
 from e2store.boards.dataset import read_boards_dataset
 from e2store.boards.solutions import read_solutions
-from e2store.boards.sources import ORIGIN_KEYS
-from e2store.boards.sources import best_row
+from e2store.boards.sources import ORIGIN_KEYS, best_row
 from e2store.boards.table import read_boards, score
 from e2store.cli import main
 from e2store.errors import SolverError
