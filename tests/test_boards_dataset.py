@@ -183,6 +183,8 @@ def test_kill_9_then_a_rerun_gives_an_unbroken_runs_boards(tmp_path):
         if (out / "arm=default").is_dir() and len(dataset_parts(out)) >= 3:
             break
         time.sleep(0.01)
+    p.send_signal(signal.SIGSTOP)  # frozen where it is (a part half made, maybe): a busy
+    # machine's read would otherwise outlast the run
     assert len(read_boards_dataset(out, inst).boards) >= 3  # read while the run writes
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=60)

@@ -35,9 +35,10 @@ from e2store.boards.restarts import (
     restart_chunks,
     restart_columns,
     restart_stream,
+    top_places,
 )
 from e2store.boards.schema import DIGEST_KEY
-from e2store.boards.table import Boards, read_boards
+from e2store.boards.table import Boards, concat_all, new_boards, read_boards
 from e2store.errors import DamagedDataError, SolverError
 from e2store.instance.model import Instance
 from e2store.instance.parsing import shown_path as _n
@@ -229,6 +230,67 @@ class BoardsHandle:
         i = int(kept[np.lexsort((kept, -depth, -score))[0]])
         return {**b.row(i), "arm": str(d.arms[i]), "cells": b.cells[i].astype(np.int64)}
 
+    def arrow_dataset(self) -> Any:
+        """The files as one Arrow dataset (`pyarrow.dataset`), the columns of a boards file
+        and `arm` (its directory's): what `e2store sql --boards` queries, a view over the
+        files, never a copy of their rows.  They are checked first as a report reads them
+        (`restart_chunks(checked="compacted")`: a compacted file's per-restart columns,
+        metadata and name, a part read in full, digest and all), and each page read by a
+        query is checked against its CRC; a file of version 3 shows `kept` and `key` as
+        NULL (`compact-boards` writes version 4)."""
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        from e2store.boards.schema import boards_schema
+
+        for _ in self.restart_chunks(checked="compacted" if self.is_dataset else False):
+            pass  # each file checked, nothing held
+        paths = [str(f) if isinstance(f, str) else str(f.path)
+                 for files in self._holders().values() for f in files]
+        schema = boards_schema(self._cells()).append(pa.field("arm", pa.string()))
+        fmt = ds.ParquetFileFormat(default_fragment_scan_options=ds.ParquetFragmentScanOptions(
+            page_checksum_verification=True))
+        if not self.is_dataset:
+            return ds.dataset(paths, schema=schema.remove(schema.get_field_index("arm")),
+                              format=fmt)
+        return ds.dataset(paths, schema=schema, format=fmt, partition_base_dir=str(self.path),
+                          partitioning=ds.partitioning(pa.schema([("arm", pa.string())]),
+                                                       flavor="hive"))
+
+    def top(self, n: int, *, checked: bool | str = "compacted") -> Boards:
+        """The best `n` kept boards of distinct cells (score, then depth, then the order
+        of a read), best first: the compacted files' places found from their statistics
+        columns (`top_places`), only the files holding one read (digest checked), the
+        parts read and checked (`checked` True: every row read and checked, `read`): what
+        a campaign's saved boards need, never every board at once."""
+        if checked is True or not self.is_dataset:
+            d = self.read()
+            return _distinct_top(d.boards, d.arms, np.arange(len(d.boards)), n)
+        trusted, parts = self._trusted(checked)
+        loose = assemble([read_files(self.path, parts, self.instance)]) if parts else None
+        k = max(1, n)
+        while True:
+            places = top_places(trusted, k)
+            blocks: list[Boards] = []
+            arms: list[str] = []
+            order: list[int] = []
+            for path in sorted({p[-1] for p in places}):
+                at = [p[5] for p in places if p[-1] == path]
+                b = read_boards(path)  # its digest checked (recounted when compacted)
+                blocks.append(Boards(b.cells[at], {c: v[at] for c, v in b.stats.items()}))
+                arms += [p[2] for p in places if p[-1] == path]
+                order += at
+            if loose is not None:
+                blocks.append(loose.boards)
+                arms += [str(a) for a in loose.arms]
+                order += range(len(loose.boards))
+            both = (concat_all(blocks) if blocks else new_boards(self._cells()))
+            out = _distinct_top(both, np.asarray(arms, dtype=object),
+                                np.asarray(order, dtype=np.int64), n)
+            if len(out) >= n or len(places) < k:
+                return out
+            k *= 4
+
     # -- writing ---------------------------------------------------------------------
     @contextlib.contextmanager
     def sink(self, seed: int, *, arm: str | None = None,
@@ -340,3 +402,23 @@ def _row_count(path: Path) -> int:
         with pa.memory_map(str(path)) as source:
             return int(pa.ipc.open_file(source).read_all().num_rows)
     return int(pq.ParquetFile(path).metadata.num_rows)
+
+
+def _distinct_top(boards: Boards, arms: np.ndarray, order: np.ndarray, n: int) -> Boards:
+    """The best `n` kept rows of `boards` of distinct cells: by score, then depth, then
+    (arm, seed, restart, `order`: a row's place in its file), best first."""
+    st = boards.stats
+    kept = np.flatnonzero(np.asarray(st["kept"], dtype=bool))
+    arm_code = np.unique(np.asarray(arms, dtype=str), return_inverse=True)[1].reshape(-1)
+    rows = kept[np.lexsort((order[kept], st["restart"][kept], st["seed"][kept],
+                            arm_code[kept], -st["depth"][kept], -st["score"][kept]))]
+    seen: set[bytes] = set()
+    chosen: list[int] = []
+    for i in rows.tolist():
+        if len(chosen) >= n:
+            break
+        b = boards.cells[i].tobytes()
+        if b not in seen:
+            seen.add(b)
+            chosen.append(i)
+    return Boards(boards.cells[chosen], {c: v[chosen] for c, v in st.items()}, boards.meta)

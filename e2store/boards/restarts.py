@@ -277,3 +277,28 @@ def merge_restarts(a: Mapping[str, Mapping[str, np.ndarray]],
         order = np.lexsort((cols["restart"], cols["seed"]))
         out[arm] = {k: v[order] for k, v in cols.items()}
     return out
+
+
+def top_places(files: Mapping[str, Sequence[str | Holder]], k: int,
+               ) -> list[tuple[int, int, str, int, int, int, str]]:
+    """The places of the best `k` kept boards of `files` (arm -> its files), a file at a
+    time from their statistics columns alone (pages checked): (-score, -depth, arm, seed,
+    restart, the row in its file, the file), best first, ties in the order a dataset's read
+    gives its rows."""
+    import heapq
+
+    best: list[tuple[int, int, str, int, int, int, str]] = []
+    for arm, paths in sorted(files.items()):
+        for source in paths:
+            path = str(source.path) if isinstance(source, Holder) else source
+            t = _columns(path, ["seed", "restart", "score", "depth", "kept"],
+                         optional=("kept",))
+            st = {c: t.column(c).to_numpy() for c in t.column_names}
+            kept = st.get("kept", np.ones(t.num_rows, dtype=bool))
+            rows = np.flatnonzero(kept)
+            rows = rows[np.lexsort((rows, st["restart"][rows], st["seed"][rows],
+                                    -st["depth"][rows], -st["score"][rows]))][:k]
+            mine = [(-int(st["score"][i]), -int(st["depth"][i]), arm, int(st["seed"][i]),
+                     int(st["restart"][i]), int(i), path) for i in rows.tolist()]
+            best = heapq.nsmallest(k, best + mine)
+    return best

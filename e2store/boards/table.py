@@ -437,6 +437,13 @@ def concat_boards(a: Boards, b: Boards) -> Boards:
                   {k: np.concatenate([a.stats[k], b.stats[k]]) for k in a.stats})
 
 
+def concat_all(blocks: list[Boards]) -> Boards:
+    """Rows of several `Boards` as one (the first's columns and metadata)."""
+    return Boards(np.concatenate([b.cells for b in blocks]),
+                  {k: np.concatenate([b.stats[k] for b in blocks]) for k in blocks[0].stats},
+                  blocks[0].meta)
+
+
 def write_boards(path: str | Path, instance: Instance, boards: Boards) -> None:
     """Write `boards` atomically (Parquet, or Arrow IPC by suffix)."""
     from e2store.files import write_table

@@ -41,7 +41,9 @@ BUDGETS = ("restarts", "minutes")
 class Campaign:
     """A campaign: its piece file, boards dataset, arms (name -> `BestOptions`), seeds,
     shards per (arm, seed), budget per shard job (`restarts` or `minutes`), workers per
-    job, and its report's depths, targets and saved boards."""
+    job, its report's depths, targets and saved boards, and the score below which its
+    boards are not kept (`keep_min_score`, from `keep_boards: {min_score: S}`: their rows
+    are, without their cells)."""
 
     instance: str
     boards: str
@@ -56,6 +58,7 @@ class Campaign:
     saved: int = 20
     clues: str | None = field(default=None)
     restart_nodes: int | None = None
+    keep_min_score: int | None = None
 
     @classmethod
     def from_mapping(cls, best: Mapping[str, Any], *, instance: str | Path,
@@ -109,13 +112,19 @@ class Campaign:
                 raise SolverError(f"{where}.{key}: {v!r:.60} is not a list of positive whole "
                                   f"numbers")
             thresholds[key] = None if v is None else tuple(int(x) for x in v)
+        keep = best.get("keep_boards")
+        if keep is not None and not (isinstance(keep, Mapping) and set(keep) == {"min_score"}):
+            raise SolverError(f"{where}.keep_boards: {keep!r:.60} is not {{min_score: S}} (the "
+                              f"score below which a board's cells are not kept)")
+        keep_min = None if keep is None else _whole(keep, "min_score", f"{where}.keep_boards",
+                                                    0, 1 << 20, None)
         return cls(str(instance), str(boards), arms, tuple(int(s) for s in seeds),
                    _whole(best, "shards", where, 1, MAX_SHARDS, 1) or 1,
                    restarts, None if minutes is None else float(minutes),
                    _whole(best, "workers", where, 1, MAX_WORKERS, 1) or 1,
                    thresholds["depths"], thresholds["targets"],
                    _whole(best, "saved", where, 0, MAX_SAVED, 20) or 0,
-                   campaign["clues"], restart_nodes)
+                   campaign["clues"], restart_nodes, keep_min)
 
     @classmethod
     def from_config(cls, path: str | Path) -> Campaign:

@@ -268,8 +268,8 @@ def write_campaign_report(campaign: Campaign, output: str | Path, *,
         if saved is not None:
             Path(saved).mkdir(parents=True, exist_ok=True)
             if campaign.saved > 0:
-                written += [str(p) for p in write_saved_boards(inst, h.read(), saved,
-                                                               top=campaign.saved)]
+                written += [str(p) for p in write_saved_boards(  # the best alone read
+                    inst, h.top(campaign.saved), saved, top=campaign.saved)]
     for w in written:
         say(f"wrote {w}")
     return {**an.to_dict(), "written": written}

@@ -58,6 +58,8 @@ def shard_command(campaign: Campaign, arm: str, seed: int, shard: tuple[int, int
             *budget, "--workers", str(campaign.workers),
             "--trace", trace_path(results, arm, seed, shard),
             "-o", campaign.boards.rstrip("/") + "/", "--json"]
+    if campaign.keep_min_score is not None:
+        cmd[-1:-1] = ["--keep-min-score", str(campaign.keep_min_score)]
     return cmd
 
 

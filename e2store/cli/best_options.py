@@ -75,6 +75,11 @@ def best_options(f):
                      metavar="FILE", help="With --best: append the run's trace to FILE, a CSV "
                      "line every few seconds (time, elapsed, nodes, restarts, deepest depth, "
                      "best score, best filled score): its best score over time."),
+        click.option("--keep-min-score", type=click.IntRange(0), default=None, metavar="S",
+                     help="With --best: keep the boards of a score of at least S alone; "
+                     "below it a board's row keeps its statistics and its key (repeats "
+                     "still counted), not its cells (a campaign's `keep_boards: "
+                     "{min_score: S}`: no save flood)."),
         click.option("--arm", default=None, metavar="NAME", help="With --best -o DIR: the "
                      "arm of the boards dataset the run writes (arm=NAME/; default "
                      "`default`): a campaign's arms are its runs of other options."),

@@ -42,8 +42,8 @@ from e2store.query.sql import QUERY_SECONDS
 @click.option("--boards", "boards", default=None, metavar="DIR",
               type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="A boards dataset (`e2store best -o DIR`) instead of a store: the view "
-              "`boards`, every row of its parts (each part checked as it is read) with its "
-              "`arm`.")
+              "`boards` over its files (each checked first, no copy of their rows), every "
+              "row with its `arm`.")
 @click.argument("query")
 @json_option("One JSON object per row on stdout.")
 @click.option("--csv", "as_csv", is_flag=True, help="CSV with a header line on stdout.")
@@ -57,10 +57,10 @@ def sql(store: Path | None, query: str, as_json: bool, as_csv: bool, memory_limi
     """Run SQL over a store's views, or over a boards dataset's rows (--boards).
 
     A store's views: corolles, stems, manifest, zone_stats, instances.  A boards
-    dataset's view `boards` (docs/queries.md): its parts' columns (c0.., depth, score,
-    ..., found, url) and `arm`, read and checked before the query (a damaged part is one
-    error line naming it).  One source at a time: --store and --boards together are
-    refused.
+    dataset's view `boards` (docs/queries.md): its files' columns (c0.., depth, score,
+    ..., found, url, kept, key) and `arm`, a view over the files checked before the query
+    (a damaged part is one error line naming it), never a copy of their rows.  One
+    source at a time: --store and --boards together are refused.
 
     Rows are streamed batch by batch (any result size); NULL prints as NULL (null in
     JSON, an empty field in CSV).  In the table the first batch sets the column widths.
@@ -108,9 +108,10 @@ def _sql(source: Path, query: str, as_json: bool, as_csv: bool, memory_limit: in
 
     tables = None
     if boards:
-        from e2store.boards.dataset import read_boards_dataset
+        from e2store.boards import open_boards
 
-        tables = {"boards": read_boards_dataset(source).table}
+        with open_boards(source) as h:  # the files checked, then a view over them
+            tables = {"boards": h.arrow_dataset()}
     n = 0
     widths: list[int] | None = None
     with sql_rows(source, query, memory_limit, seconds, tables=tables) as (names, batches):

@@ -162,7 +162,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
         raise SolverError("--seconds is the time limit of --engine sat (the backtracker "
                           "stops at --max-nodes or Ctrl-C)")
     best_keys = ("breaks", "rng_seed", "restart_nodes", "restarts", "minutes", "clues",
-                 "quota", "order", "no_fill", "no_finish", "arm", "trace")
+                 "quota", "order", "no_fill", "no_finish", "arm", "trace", "keep_min_score")
     opts = {k: finals.pop(k) for k in best_keys}
     if best:
         if ctx.command.name == "solve":
@@ -334,7 +334,8 @@ def _solve_best(ctx, instance, fmt, sides, size, scan, seed_file, output, max_no
                             restarts=opts["restarts"],
                             seconds=None if minutes is None else 60 * minutes,
                             max_nodes=max_nodes, workers=workers, live=not as_json,
-                            arm=opts["arm"], shard=shard, trace=opts["trace"])
+                            arm=opts["arm"], shard=shard, trace=opts["trace"],
+                            keep_min_score=opts["keep_min_score"])
         click.echo(json.dumps(report) if as_json else best_text(inst, report))
     except KeyboardInterrupt:
         click.echo(interrupted_line(out, None if report is None else report["restarts"]),

@@ -2,13 +2,14 @@
 under the limits and the sandbox of a store's handle (`e2store.query.handle`): a memory
 limit, a time limit per query, `interrupt()`, and once the views are made no file read or
 write, no extension, no way back.  `e2store sql --boards DIR` queries a boards dataset's
-rows so, read and checked beforehand (`e2store.boards.dataset`)."""
+files so, checked beforehand (`e2store.boards.open_boards(...).arrow_dataset()`)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 from types import EllipsisType
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -25,10 +26,11 @@ _VIEW = re.compile(r"[a-z][a-z0-9_]{0,62}")
 
 
 class TablesHandle:
-    """DuckDB views over the Arrow `tables` ({view name: table}); `where` names them in
-    errors (a directory).  One query at a time, as a store's handle (use in `with`)."""
+    """DuckDB views over the Arrow `tables` ({view name: table or `pyarrow.dataset`, read
+    by Arrow with DuckDB's file access locked}); `where` names them in errors (a
+    directory).  One query at a time, as a store's handle (use in `with`)."""
 
-    def __init__(self, tables: Mapping[str, pa.Table], where: str, *,
+    def __init__(self, tables: Mapping[str, pa.Table | Any], where: str, *,
                  memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
                  seconds: float | None = None):
         self.where, self.memory_limit, self.seconds = where, memory_limit, seconds

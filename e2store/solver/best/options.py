@@ -35,7 +35,8 @@ CAMPAIGN_OPTIONS = {"clues": "best.clues", "seed": "best.seeds", "shard": "best.
                     "arm": "the arm's name", "restart-nodes": "best.restart_nodes",
                     "restarts": "best.restarts", "minutes": "best.minutes",
                     "workers": "best.workers", "output": "the pipeline",
-                    "best": "the pipeline", "json": "the pipeline"}
+                    "best": "the pipeline", "json": "the pipeline",
+                    "keep-min-score": "best.keep_boards"}
 MAX_RESTART_NODES = 10**15  # about a day of one core at 10^10 nodes/s: beyond, a typo
 MAX_VALUE_CHARS = 4096  # an option's value longer than this is refused unread
 

@@ -46,7 +46,8 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
                fill: bool = True, finish: bool = True, kernel: str = "auto",
                live: bool = False, arm: str | None = None,
                shard: tuple[int, int] | None = None,
-               trace: str | Path | None = None) -> dict[str, Any]:
+               trace: str | Path | None = None,
+               keep_min_score: int | None = None) -> dict[str, Any]:
     """Run a best-score search as `e2store best` does (the options and defaults
     are `best_plan`'s and `run_best`'s) and return its report (`best_report`): every
     restart's best board (and, with `fill`, that board with its holes filled, and with
@@ -62,9 +63,11 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
     to the report (in the main thread) stops the run: the report of what it found, its
     `ended` "interrupted", the restarts that ended in `output` (a fill under way ends
     early, its board as filled so far; the kernel's compile stops midway, nothing run; a
-    store's tables being built cannot: the run ends after them, nothing run)."""
+    store's tables being built cannot: the run ends after them, nothing run).
+    `keep_min_score`: the boards below that score are written without their cells
+    (`e2store.boards.keep_boards`: their statistics and keys are)."""
     from e2store.boards.dataset import boards_sink
-    from e2store.boards.table import make_boards
+    from e2store.boards.table import keep_boards, make_boards
 
     interrupted = threading.Event()  # set by Ctrl-C: the run stops, what ended is kept
     with sigint_sets(interrupted):  # up to the report: no KeyboardInterrupt midway
@@ -102,7 +105,8 @@ def solve_best(instance: Instance, output: str | Path = DEFAULT_BOARDS, *,
                         add("finished", b, sc)
                     if not filled or final[0][0] > filled[0][0]:
                         filled[:] = final
-                sink.write(r.restart, make_boards(n, cells, rows))
+                sink.write(r.restart, keep_boards(make_boards(n, cells, rows), keep_min_score,
+                                                  instance.width, instance.height))
                 show.restart(r, run, filled[0][0] if filled else None)
                 assert run.best is not None
                 tracer.restart(len(run.results), run.best.depth, run.best.score,
