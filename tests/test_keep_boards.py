@@ -228,3 +228,21 @@ def test_sql_boards_is_a_view_over_the_checked_files(runs, tmp_path):
     assert row == {"arm": "default", "n": len(want), "said": int(v4.sum()),
                    "kept": int(want.stats["kept"][v4].sum()),
                    "keys": len(set(want.stats["key"][v4]) - {""})}
+
+
+def test_score_and_render_take_the_boards_kept(runs):
+    """`score` lists the boards kept, each with its row in the file; the best drawn is
+    the best kept."""
+    from click.testing import CliRunner
+
+    from e2store.cli import main
+
+    inst, tmp = runs
+    b = read_boards(tmp / "keep.parquet", inst)
+    r = CliRunner().invoke(main, ["score", str(tmp / "u.e2s"), str(tmp / "keep.parquet"),
+                                  "--json"])
+    assert r.exit_code == 0, r.output
+    boards = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    rows = [x["row"] for x in boards]
+    assert rows == np.flatnonzero(b.stats["kept"]).tolist()
+    assert all(x["score"] == int(b.stats["score"][x["row"]]) for x in boards)

@@ -135,3 +135,30 @@ def test_a_report_folded_from_a_dataset_equals_the_arrays_report(tmp_path) -> No
         got = analyse(folded, resamples=100).to_dict()
     assert want["restarts"] == 12 and _close(got, want)
     assert all(b["url"] for t in folded.values() for b in t.best_restarts())
+
+
+def test_spilled_keys_count_as_a_set_does() -> None:
+    """The report's keys (DuckDB on disk, two 64-bit halves) against a set, planted
+    repeats across chunks and arms; a key that is no key is refused."""
+    import hashlib
+
+    from e2store.campaign.tally import MemoryKeys, SpilledKeys
+    from e2store.errors import DamagedDataError
+
+    rng = np.random.default_rng(4)
+    pool = [hashlib.blake2b(bytes([i, j]), digest_size=16).hexdigest()
+            for i in range(40) for j in range(5)]
+    with SpilledKeys() as store:
+        mem = {a: MemoryKeys() for a in "ab"}
+        for _ in range(30):
+            arm = "ab"[int(rng.integers(0, 2))]
+            keys = np.array([pool[i] for i in rng.integers(0, len(pool), 50)], dtype=object)
+            store.add(arm, keys)
+            mem[arm].add(keys)
+        assert [store.distinct(a) for a in "ab"] == [mem[a].distinct() for a in "ab"]
+        assert store.distinct("c") == 0
+        t = Tally(keys=store.of("a"))
+        r = {"depth": np.ones(2), "filled": np.ones(2), "nodes": np.ones(2),
+             "seconds": np.ones(2), "key": np.array(["zz" * 16, ""], dtype=object)}
+        with pytest.raises(DamagedDataError, match="f.parquet: damaged boards file"):
+            t.add(r, "f.parquet")

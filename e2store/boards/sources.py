@@ -52,8 +52,8 @@ def read_any_boards(instance: Instance, source: str | Path) -> list[np.ndarray]:
     if is_saved_board_file(source):
         return [read_saved_board(source, instance)]
     if is_boards_dataset(source):
-        return [board_cells(instance, b)
-                for b in read_boards_dataset(source, instance).boards.cells]
+        b = read_boards_dataset(source, instance).boards  # the boards kept: others have none
+        return [board_cells(instance, c) for c in b.cells[b.stats["kept"]]]
     return read_any_board(instance, source)
 
 
@@ -130,7 +130,8 @@ class SourcedBoards:
     def origin(self, i: int) -> dict[str, Any]:
         """Where row `i` comes from: a value per ORIGIN_KEYS, None where the source does
         not say (its `row` counts from 0 in the source, of its `rows`)."""
-        out: dict[str, Any] = {"board": self.given, "row": int(i), "rows": len(self),
+        row = int(self.columns["row"][i]) if "row" in self.columns else int(i)
+        out: dict[str, Any] = {"board": self.given, "row": row, "rows": len(self),
                                "file": self.files[i]}
         for k in ORIGIN_KEYS[4:]:
             v = self.columns[k][i] if k in self.columns else None
@@ -177,16 +178,30 @@ def sourced_boards(instance: Instance, source: str | Path) -> SourcedBoards:
     if is_boards_dataset(source):
         d = read_dataset(source, instance)
         files = np.repeat(np.array([str(p.path) for p in d.parts], dtype=object), d.counts)
-        return SourcedBoards(given, d.boards.cells, list(files),
-                             {"arm": d.arms, **{k: d.boards.stats[k] for k in _STAT_ORIGINS}})
+        return _kept(SourcedBoards(given, d.boards.cells, list(files),
+                                   {"arm": d.arms, **{k: d.boards.stats[k]
+                                                      for k in _STAT_ORIGINS}}),
+                     d.boards.stats["kept"])
     if is_boards_file(source):
         b = read_boards(source, instance)
-        return SourcedBoards(given, b.cells, [given] * len(b),
-                             {k: b.stats[k] for k in _STAT_ORIGINS})
+        return _kept(SourcedBoards(given, b.cells, [given] * len(b),
+                                   {k: b.stats[k] for k in _STAT_ORIGINS}), b.stats["kept"])
     boards = read_any_board(instance, source)
     n = instance.width * instance.height
     return SourcedBoards(given, np.stack(boards) if boards else np.zeros((0, n), np.int64),
                          [given] * len(boards))
+
+
+def _kept(g: SourcedBoards, kept: np.ndarray) -> SourcedBoards:
+    """The boards of `g` kept (`--keep-min-score`: the others have no cells), each with
+    its row in the source."""
+    kept = np.asarray(kept, dtype=bool)
+    if kept.all():
+        return g
+    rows = np.flatnonzero(kept)
+    return SourcedBoards(g.given, g.cells[rows], [g.files[i] for i in rows.tolist()],
+                         {**{k: np.asarray(v)[rows] for k, v in g.columns.items()},
+                          "row": rows})
 
 
 Fill = Callable[[np.ndarray], tuple[np.ndarray, dict[str, Any]]]

@@ -10,14 +10,15 @@ restarts, their scores before and after the finish (counts), the gain's sum and 
 the restarts raised, the finish's seconds; the board sizes met; the best `BEST_LISTED`
 restarts (final score, then depth, then seed and restart); the final complete boards'
 canonical keys met (`keys`, when the rows carry them: repeats are complete boards less
-distinct keys).  Everything but the keys is bounded by the board's size; the keys by the
-distinct complete boards an arm found."""
+distinct keys).  Everything but the keys is bounded by the board's size; the keys of a
+report are kept in a DuckDB database on disk (`SpilledKeys`: its memory limit bounds
+them), those of arrays in memory in a set."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -51,6 +52,104 @@ def at_least(c: Counts, v: float) -> int:
     return int(c[1][c[0] >= v].sum())
 
 
+class Keys(Protocol):
+    """An arm's distinct final complete boards, by their keys (32 hex digits)."""
+
+    def add(self, keys: np.ndarray) -> None: ...
+
+    def distinct(self) -> int: ...
+
+
+class MemoryKeys:
+    """`Keys` in a set: an arm's arrays already in memory (`Tally.of`)."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+
+    def add(self, keys: np.ndarray) -> None:
+        self.seen.update(np.asarray(keys, dtype=object).tolist())
+
+    def distinct(self) -> int:
+        return len(self.seen)
+
+
+class SpilledKeys:
+    """Every arm's keys in a DuckDB database in a temporary directory, as two 64-bit
+    halves: its memory limit bounds what a report holds of them (it spills to disk),
+    whatever the number of restarts; the distinct count is exact.  Use in `with`."""
+
+    MEMORY = "256MB"
+
+    def __init__(self) -> None:
+        import tempfile
+
+        import duckdb
+
+        self.dir = tempfile.TemporaryDirectory(prefix="e2store-keys-")
+        self.con = duckdb.connect(f"{self.dir.name}/keys.duckdb")
+        for setting in (f"memory_limit = '{self.MEMORY}'", f"temp_directory = '{self.dir.name}'",
+                        "enable_progress_bar = false", "preserve_insertion_order = false"):
+            self.con.execute(f"SET {setting}")
+        self.con.execute("CREATE TABLE keys (arm VARCHAR, hi UBIGINT, lo UBIGINT)")
+        self.counts: dict[str, int] | None = None
+
+    def __enter__(self) -> SpilledKeys:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.con.close()
+        self.dir.cleanup()
+
+    def of(self, arm: str) -> Keys:
+        """The keys of `arm`, as a `Keys`."""
+        return _ArmKeys(self, arm)
+
+    def add(self, arm: str, keys: np.ndarray) -> None:
+        import pyarrow as pa
+
+        if not len(keys):
+            return
+        listed = np.asarray(keys, dtype=object).tolist()
+        if not all(isinstance(k, str) and len(k) == 32 for k in listed):
+            raise ValueError("a key that is not 32 hex digits")
+        raw = np.frombuffer(bytes.fromhex("".join(listed)), dtype="<u8").reshape(-1, 2)
+        batch = pa.table({"hi": raw[:, 0], "lo": raw[:, 1]})
+        self.con.register("batch", batch)
+        self.con.execute("INSERT INTO keys SELECT ?, hi, lo FROM batch", [arm])
+        self.con.unregister("batch")
+        self.counts = None
+
+    def distinct(self, arm: str) -> int:
+        if self.counts is None:
+            self.counts = dict(self.con.execute(
+                "SELECT arm, count(DISTINCT (hi, lo)) FROM keys GROUP BY arm").fetchall())
+        return int(self.counts.get(arm, 0))
+
+
+class _ArmKeys:
+    def __init__(self, store: SpilledKeys, arm: str):
+        self.store, self.arm = store, arm
+
+    def add(self, keys: np.ndarray) -> None:
+        self.store.add(self.arm, keys)
+
+    def distinct(self) -> int:
+        return self.store.distinct(self.arm)
+
+
+class CountedKeys:
+    """`Keys` counted already (what a `SpilledKeys` said, once it is closed)."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def add(self, keys: np.ndarray) -> None:
+        raise ValueError("the keys were counted: nothing more is added")
+
+    def distinct(self) -> int:
+        return self.n
+
+
 @dataclass
 class Tally:
     """One arm's restarts folded (module docstring)."""
@@ -72,7 +171,7 @@ class Tally:
     joins: set[int] = field(default_factory=set)
     listed: bool = True  # the rows carry seed, restart and url: best restarts are listed
     best: list[dict[str, Any]] = field(default_factory=list)
-    keys: set[str] = field(default_factory=set)  # final complete boards' keys
+    keys: Keys = field(default_factory=lambda: MemoryKeys())  # final complete boards'
     complete: int = 0  # restarts whose final board is complete (of rows with keys)
     keyed: bool = True  # every row folded carried its final board's key
 
@@ -86,7 +185,7 @@ class Tally:
     @property
     def repeats(self) -> int | None:
         """Final complete boards equal to one found before (turned too), when known."""
-        return self.complete - len(self.keys) if self.keyed else None
+        return self.complete - self.keys.distinct() if self.keyed else None
 
     def add(self, r: Mapping[str, Sequence[float] | np.ndarray],
             where: str | None = None) -> None:
@@ -116,7 +215,13 @@ class Tally:
             keys = np.asarray(r["key"], dtype=object)
             complete = keys != ""
             self.complete += int(complete.sum())
-            self.keys.update(keys[complete].tolist())
+            try:
+                self.keys.add(keys[complete])
+            except ValueError as e:  # a key a file's pages stored so: damaged, or not ours
+                from e2store.errors import DamagedDataError
+
+                raise DamagedDataError(f"{where or 'the rows'}: damaged boards file ({e})"
+                                       ) from None
         elif n:
             self.keyed = False
 
@@ -154,26 +259,6 @@ class Tally:
                                                             b["seed"], b["restart"]))[
             :BEST_LISTED]
 
-    def merge(self, other: Tally) -> Tally:
-        """This tally with `other`'s restarts (disjoint ones) folded in."""
-        out = Tally(
-            self.restarts + other.restarts, self.nodes + other.nodes,
-            self.seconds + other.seconds, self.fill_seconds + other.fill_seconds,
-            _merge(self.depth, other.depth), _merge(self.filled, other.filled),
-            self.finished + other.finished, _merge(self.before_finish, other.before_finish),
-            _merge(self.after_finish, other.after_finish), self.gain + other.gain,
-            self.raised + other.raised,
-            max(self.max_gain, other.max_gain) if self.finished and other.finished
-            else (self.max_gain if self.finished else other.max_gain),
-            self.finish_seconds + other.finish_seconds, self.cells | other.cells,
-            self.joins | other.joins, self.listed and other.listed,
-            sorted(self.best + other.best, key=lambda b: (-b["filled"], -b["depth"],
-                                                          b["seed"], b["restart"]))[
-                :BEST_LISTED],
-            self.keys | other.keys, self.complete + other.complete,
-            self.keyed and other.keyed)
-        return out
-
     def best_restarts(self) -> list[dict[str, Any]]:
         """The best restarts (`BEST_LISTED`): filled, depth, seed, restart and url; none
         when the rows did not carry them."""
@@ -202,11 +287,17 @@ def tally_chunks(chunks: Iterable[tuple[str, str | None, Mapping[str, np.ndarray
                  final_url: Callable[[str, int, int], str] | None = None,
                  ) -> dict[str, Tally]:
     """Per arm, the tally of `chunks` ((arm, file or None, per-restart arrays), a file at
-    a time: `e2store.boards.open_boards(...).restart_chunks()`), the best restarts'
-    urls read from their files at the end (`final_url`)."""
+    a time: `e2store.boards.open_boards(...).restart_chunks()`), the keys of the final
+    complete boards in a `SpilledKeys` (counted, then let go), the best restarts' urls
+    read from their files at the end (`final_url`)."""
     out: dict[str, Tally] = {}
-    for arm, where, cols in chunks:
-        out.setdefault(arm, Tally()).add(cols, where)
+    with SpilledKeys() as store:
+        for arm, where, cols in chunks:
+            if arm not in out:
+                out[arm] = Tally(keys=store.of(arm))
+            out[arm].add(cols, where)
+        for t in out.values():
+            t.keys = CountedKeys(t.keys.distinct())
     for t in out.values():
         if final_url is not None:
             t.resolve_urls(final_url)
