@@ -484,15 +484,8 @@ def test_chosen_board_is_what_render_board_draws(solved, tmp_path):
     import numpy as np
 
     from e2store.boards.solutions import write_solutions
-    from e2store.boards.table import (
-        best_row,
-        chosen_board,
-        is_boards_file,
-        make_boards,
-        read_boards,
-        recount,
-        write_boards,
-    )
+    from e2store.boards.sources import best_row, chosen_board, is_boards_file
+    from e2store.boards.table import make_boards, read_boards, recount, write_boards
     from e2store.errors import RenderError
 
     inst, path, boards = solved

@@ -190,8 +190,8 @@ def _by_version(metas: list[dict[str, str]]) -> list[list[int]]:
     """The files' indices grouped by version, when every file is of a version a dataset
     may mix (`READS_WITH`..`BOARDS_VERSION`); else one group (the read refuses the file
     that is not like the first)."""
-    versions = [file_version(m) for m in metas]
-    if any(v is None or not READS_WITH <= v <= BOARDS_VERSION for v in versions):
+    versions = [file_version(m) or 0 for m in metas]
+    if any(not READS_WITH <= v <= BOARDS_VERSION for v in versions):
         return [list(range(len(metas)))]
     return [[i for i, v in enumerate(versions) if v == w] for w in sorted(set(versions))]
 

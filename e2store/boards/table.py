@@ -240,8 +240,9 @@ def boards_table(instance: Instance, boards: Boards, *, arm: str | None = None):
 
     n = instance.width * instance.height
     cells = np.asarray(boards.cells, dtype=np.int16).reshape(-1, n)
-    stats = {name: (np.array([str(v) for v in boards.stats[name]], dtype=object)
-                    if kind == "string" else np.asarray(boards.stats[name], dtype=kind))
+    given = with_defaults(dict(boards.stats), len(cells))  # an older caller's: all kept
+    stats = {name: (np.array([str(v) for v in given[name]], dtype=object)
+                    if kind == "string" else np.asarray(given[name], dtype=kind))
              for name, kind in BOARD_STATS}
     stats["key"] = board_keys(cells, stats, instance.width, instance.height)
     missing = [i for i, u in enumerate(stats["url"]) if not u and stats["kept"][i]]

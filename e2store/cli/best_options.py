@@ -14,6 +14,7 @@ def best_options(f):
     """The options of `e2store best` (applied to `solve`), their defaults the library's
     (`e2store.solver.best`: declared once); their numbers range-checked
     (`e2store.cli.checked`: no nan, no negative seed, no 10**40 nodes)."""
+    from e2store.cli.checked import BoundedInt
     from e2store.cli.options import COUNT, MINUTES
     from e2store.solver.best import (
         CLUES,
@@ -75,7 +76,8 @@ def best_options(f):
                      metavar="FILE", help="With --best: append the run's trace to FILE, a CSV "
                      "line every few seconds (time, elapsed, nodes, restarts, deepest depth, "
                      "best score, best filled score): its best score over time."),
-        click.option("--keep-min-score", type=click.IntRange(0), default=None, metavar="S",
+        click.option("--keep-min-score", type=BoundedInt(0, 1 << 20), default=None,
+                     metavar="S",
                      help="With --best: keep the boards of a score of at least S alone; "
                      "below it a board's row keeps its statistics and its key (repeats "
                      "still counted), not its cells (a campaign's `keep_boards: "
