@@ -159,6 +159,7 @@ def test_the_campaign_runs_every_arm_seed_and_shard_once(tmp_path):
     ({**BEST, "arms": {"a": {"kernel": "turbo"}}}, "best.arms.a: kernel 'turbo'"),
     ({**BEST, "restart_nodes": 1.0e+30}, "best.restart_nodes"),
     ({**BEST, "restarts": 10**30}, "best.restarts"),
+    ({**BEST, "keep_boards": {"min_score": -1}}, "best.keep_boards"),
     ({**{k: v for k, v in BEST.items() if k != "restarts"}, "minutes": float("nan")},
      "best.minutes"),
     ({**{k: v for k, v in BEST.items() if k != "restarts"}, "minutes": float("inf")},
@@ -252,17 +253,19 @@ def test_the_campaign_of_a_config_file(tmp_path):
     """`Campaign.from_config` resolves a config file as the pipeline does: the instance a
     name of the config's instances or a path, the dataset under its results."""
     work = _work(tmp_path / "w", {**BEST, "instance": "b4",
-                                  "arms": {"a": {"breaks": "4,6,8"}}})
+                                  "arms": {"a": {"breaks": "4,6,8"}},
+                                  "keep_boards": {"min_score": 20}})
     c = Campaign.from_config(work / "cfg.yaml")
     assert c.instance == "pieces_4x4.txt" and c.boards == "res/best/boards/"
-    assert c.arms["a"].breaks == "4,6,8" and c.restarts == 2
+    assert c.arms["a"].breaks == "4,6,8" and c.restarts == 2 and c.keep_min_score == 20
     (work / "bad.yaml").write_text("results: r\n")
     with pytest.raises(SolverError, match="no `best:` section"):
         Campaign.from_config(work / "bad.yaml")
 
 
 def test_the_campaign_file_round_trips(tmp_path):
-    c = Campaign.from_mapping({**BEST, "depths": [30], "targets": [40, 41]},
+    c = Campaign.from_mapping({**BEST, "depths": [30], "targets": [40, 41],
+                               "keep_boards": {"min_score": 45}},
                               instance="u.e2s", boards="res/best/boards/")
     c.write(tmp_path / "c.json")
     assert Campaign.from_file(tmp_path / "c.json") == c
