@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -122,10 +126,15 @@ from e2store.instance.parsing import shown_path
               help="With --estimate: sample the prefixes of the first K free cells (default: "
               "the first depth with 10 M of them); deeper makes each sampled subtree smaller, "
               "which big boards need.")
-@click.option("--engine", type=click.Choice(("backtrack", "sat")), default="backtrack",
+@click.option("--engine", type=click.Choice(("backtrack", "sat", "dlx")), default="backtrack",
               show_default=True, help="backtrack: e2store's search; sat: SAT enumeration "
               "with CaDiCaL (e2store.exact, `pip install '.[exact]'`): the same report, for "
-              "a side-by-side check (--first, or --all on small boards).")
+              "a side-by-side check (--first, or --all on small boards); dlx: corolles as "
+              "the pieces of the search, dancing links over the board's corolle regions "
+              "(e2store.cover; nodes: options tried; --store: the corolles' store).")
+@click.option("--hamming", "cover_hamming", type=click.IntRange(0, 2), default=None,
+              help="With --engine dlx: the regions' hamming: 0 (a cell each: Knuth's "
+              "model; default, the fastest measured), 1 (crosses) or 2 (13-cell diamonds).")
 @click.option("--seconds", "sat_seconds", type=SECONDS, default=None,
               help="With --engine sat: the time limit of the run, building the formula "
               "included (default: none); past it the run stops with one line, exit 2.")
@@ -139,7 +148,8 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
               estimate_seed: int = 0, estimate_depth: int | None = None,
               kernel: str = "auto", method: str = "auto", budget: int = 2 << 30,
               distinct: bool = False, best: bool = False, engine: str = "backtrack",
-              sat_seconds: float | None = None, **finals) -> None:
+              sat_seconds: float | None = None, cover_hamming: int | None = None,
+              **finals) -> None:
     """Solve a puzzle by backtracking and report nodes, solutions and times.
 
     A node is one piece placed.  Progress goes to stderr on long runs; Ctrl-C stops the
@@ -161,6 +171,20 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     elif sat_seconds is not None:
         raise SolverError("--seconds is the time limit of --engine sat (the backtracker "
                           "stops at --max-nodes or Ctrl-C)")
+    if engine == "dlx":
+        refused = [flag for flag, on in (("--best", best), ("--openings", openings_file),
+                                         ("--estimate", estimate_samples),
+                                         ("--distinct", distinct), ("--shard", shard),
+                                         ("--finals-regions", ctx.get_parameter_source(
+                                             "finals_regions") is not
+                                          click.core.ParameterSource.DEFAULT),
+                                         ("--method", method != "auto")) if on]
+        if refused:
+            raise SolverError(f"--engine dlx takes no {', '.join(refused)} (dancing links "
+                              f"over corolles: --first, --all, --max-nodes, --store, "
+                              f"--hamming, --workers)")
+    elif cover_hamming is not None:
+        raise SolverError("--hamming is the regions' hamming of --engine dlx")
     best_keys = ("breaks", "rng_seed", "restart_nodes", "restarts", "minutes", "clues",
                  "quota", "order", "no_fill", "no_finish", "arm", "trace", "keep_min_score")
     opts = {k: finals.pop(k) for k in best_keys}
@@ -204,7 +228,8 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     if given and not store:
         raise click.UsageError(f"{', '.join(given)} needs --store DIR (the finals' corolles)")
     for k in ("method", "budget"):
-        if not store and ctx.get_parameter_source(k) is not click.core.ParameterSource.DEFAULT:
+        if not store and engine != "dlx" and ctx.get_parameter_source(k) is not (
+                click.core.ParameterSource.DEFAULT):
             raise click.UsageError(f"--{k.replace('budget', 'memory-budget')} needs --store DIR")
     if method == "closure" and (given or first or max_nodes is not None):
         raise click.UsageError("--method closure probes the closure table in complete searches: "
@@ -219,7 +244,18 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     inst = load_instance(instance, fmt, sides, size)
     seed = None if openings_file is not None else fixed_cells(inst, seed_file)
     symmetry_break = not no_break and seed is None
-    if engine == "sat":
+    if engine == "dlx":
+        from e2store.cover.search import DEFAULT_HAMMING, solve_cover
+
+        with _ctrl_c_sets() as stopped:  # Ctrl-C: the search stops between slices
+            result = solve_cover(inst, hamming=cover_hamming or DEFAULT_HAMMING, store=store,
+                                 first=first, symmetry_break=symmetry_break, fixed=seed,
+                                 keep=keep, max_nodes=max_nodes, workers=workers,
+                                 memory_budget=budget, stop=stopped.is_set,
+                                 log=lambda m: click.echo(f"e2store: {m}", err=True))
+        if save is not None:
+            write_solutions(save, result.boards, inst, result.scan)
+    elif engine == "sat":
         from e2store.exact import Deadline, solve_sat
 
         refused = [flag for flag, on in (("--workers", workers > 1), ("--max-nodes", max_nodes),
@@ -266,6 +302,21 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
                    f"saved (raise --keep to save more)", err=True)
     if result.interrupted:
         sys.exit(130)
+
+
+@contextlib.contextmanager
+def _ctrl_c_sets() -> Iterator[threading.Event]:
+    """While the block runs in the main thread, Ctrl-C sets the event it yields (the
+    search stops at its next slice and reports what it found) instead of raising."""
+    event = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield event
+        return
+    old = signal.signal(signal.SIGINT, lambda *_: event.set())
+    try:
+        yield event
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,
