@@ -203,3 +203,32 @@ def test_workers_split_the_first_level(tmp_path) -> None:
     assert _boards(two) == _boards(one)
     with pytest.raises(SolverError, match="complete search"):
         solve_cover(inst, hamming=1, workers=2, first=True)
+
+
+def test_ctrl_c_stops_the_search_with_its_report(tmp_path) -> None:
+    """Ctrl-C during a long `solve --engine dlx`: it stops at its next slice (a quarter
+    second), reports what it found as the backtracker does, and exits 130."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    _, path = _inst(tmp_path, 8, 8, 11)
+    p = subprocess.Popen([sys.executable, "-m", "e2store", "solve", str(path), "--engine",
+                          "dlx", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert p.stderr is not None
+    deadline = time.monotonic() + 300  # a slow machine: imports, the model, the compile
+    seen = ""
+    while time.monotonic() < deadline and "options, a table of" not in seen:
+        line = p.stderr.readline()
+        if not line:
+            break
+        seen += line
+    time.sleep(2)  # into the search
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130, (seen, err)
+    doc = json.loads(out.splitlines()[-1])
+    assert doc["interrupted"] and not doc["complete"] and doc["nodes"] > 0

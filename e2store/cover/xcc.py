@@ -18,7 +18,8 @@ import numpy as np
 
 from e2store.errors import SolverError
 
-SLICE = 2_000_000  # options tried per kernel call between two looks at the clock
+SLICE_SECONDS = 0.25  # a kernel call's length between two looks at a stop (Ctrl-C)
+FIRST_SLICE = 1_000  # options tried by the first call; then sized to SLICE_SECONDS
 
 
 @dataclass(frozen=True)
@@ -155,10 +156,14 @@ def solve_xcc(x: Xcc, *, first: bool = False, max_nodes: int | None = None, keep
     counters = np.zeros(3, dtype=np.int64)
     res = XccResult()
     t0 = time.perf_counter()
+    size = FIRST_SLICE  # options per call: an option's cost varies a thousandfold by model
     while True:
-        budget = SLICE if max_nodes is None else min(SLICE, max_nodes - int(counters[1]))
-        why = search_slice(t.llink, t.rlink, t.top, t.ulink, t.dlink, t.color, t.opt_of, xs, item,
-                      state, budget, first, out, counters)
+        budget = size if max_nodes is None else min(size, max_nodes - int(counters[1]))
+        t1 = time.perf_counter()
+        why = search_slice(t.llink, t.rlink, t.top, t.ulink, t.dlink, t.color, t.opt_of, xs,
+                           item, state, budget, first, out, counters)
+        took = time.perf_counter() - t1
+        size = int(min(max(1, size * 4), max(1, size * SLICE_SECONDS / max(took, 1e-6))))
         if counters[0] and res.first_nodes is None:
             res.first_nodes, res.first_seconds = int(counters[1]), time.perf_counter() - t0
         if tick is not None:
