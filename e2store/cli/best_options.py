@@ -168,7 +168,7 @@ def interrupted_line(output: str, restarts: int | None) -> str:
 # `solve`'s options that only the exact search takes: not options of `best`
 _EXACT_ONLY = ("first", "no_break", "distinct", "keep", "method", "budget", "finals_regions",
                "finals_hamming", "openings_file", "estimate_samples", "estimate_seed",
-               "estimate_depth", "engine", "sat_seconds", "best")
+               "estimate_depth", "engine", "sat_seconds", "cover_hamming", "best")
 
 
 _BEST_HELP = {

@@ -132,7 +132,7 @@ from e2store.instance.parsing import shown_path
               "a side-by-side check (--first, or --all on small boards); dlx: corolles as "
               "the pieces of the search, dancing links over the board's corolle regions "
               "(e2store.cover; nodes: options tried; --store: the corolles' store).")
-@click.option("--hamming", "cover_hamming", type=click.IntRange(0, 2), default=None,
+@click.option("--hamming", "cover_hamming", type=BoundedInt(0, 2), default=None,
               help="With --engine dlx: the regions' hamming: 0 (a cell each: Knuth's "
               "model; default, the fastest measured), 1 (crosses) or 2 (13-cell diamonds).")
 @click.option("--seconds", "sat_seconds", type=SECONDS, default=None,
