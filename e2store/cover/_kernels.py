@@ -127,11 +127,12 @@ def _uncommit(p, j, llink, rlink, top, ulink, dlink, color):
 
 
 @njit(cache=True)
-def search_slice(llink, rlink, top, ulink, dlink, color, opt_of, x, item, state, budget, first,
-            out, counters):
+def search_slice(llink, rlink, top, ulink, dlink, color, opt_of, x, item, state, budget,
+                 first, out, counters):
     """Run Algorithm C from `state` (phase, level) for at most `budget` options tried;
     counters: solutions, nodes (options tried), solutions stored in `out` (k, levels) as
-    option numbers.  Returns RAN_OUT, FOUND_FIRST (with `first`) or FINISHED."""
+    option numbers, nodes to the first solution.  Returns RAN_OUT, FOUND_FIRST (with
+    `first`) or FINISHED."""
     phase = state[0]
     lev = state[1]
     tried = 0
@@ -142,6 +143,8 @@ def search_slice(llink, rlink, top, ulink, dlink, color, opt_of, x, item, state,
                     for k in range(lev):
                         out[counters[2], k] = opt_of[x[k]]
                     counters[2] += 1
+                if counters[0] == 0:
+                    counters[3] = counters[1]  # options tried to the first solution
                 counters[0] += 1
                 phase = C8
                 if first:

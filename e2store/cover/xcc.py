@@ -153,7 +153,7 @@ def solve_xcc(x: Xcc, *, first: bool = False, max_nodes: int | None = None, keep
     item = np.zeros(levels, dtype=np.int32)
     state = empty_state()
     out = np.full((max(0, keep), levels), -1, dtype=np.int64)
-    counters = np.zeros(3, dtype=np.int64)
+    counters = np.zeros(4, dtype=np.int64)
     res = XccResult()
     t0 = time.perf_counter()
     size = FIRST_SLICE  # options per call: an option's cost varies a thousandfold by model
@@ -164,8 +164,8 @@ def solve_xcc(x: Xcc, *, first: bool = False, max_nodes: int | None = None, keep
                            item, state, budget, first, out, counters)
         took = time.perf_counter() - t1
         size = int(min(max(1, size * 4), max(1, size * SLICE_SECONDS / max(took, 1e-6))))
-        if counters[0] and res.first_nodes is None:
-            res.first_nodes, res.first_seconds = int(counters[1]), time.perf_counter() - t0
+        if counters[0] and res.first_nodes is None:  # its seconds: the slice's end
+            res.first_nodes, res.first_seconds = int(counters[3]), time.perf_counter() - t0
         if tick is not None:
             tick(int(counters[1]), int(counters[0]))
         if why == FINISHED:
