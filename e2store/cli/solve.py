@@ -93,8 +93,8 @@ from e2store.instance.parsing import shown_path
               "fastest measured), `finals`, or `auto` (closure for a complete search, else "
               "finals).")
 @click.option("--memory-budget", "budget", type=BYTES, default="2G", show_default=True,
-              help="Largest closure table, in bytes over all processes (K/M/G suffixes): a "
-              "larger one is refused before it is built.")
+              help="Largest closure table (--engine dlx: table), in bytes over all processes "
+              "(K/M/G suffixes): a larger one is refused before it is built.")
 @click.option("--finals-regions", multiple=True, default=("corners",), show_default=True,
               metavar="corners|X,Y", help="Finals regions (with --store): centre cells, "
               "repeatable.")
