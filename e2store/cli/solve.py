@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -246,8 +243,10 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     symmetry_break = not no_break and seed is None
     if engine == "dlx":
         from e2store.cover.search import DEFAULT_HAMMING, solve_cover
+        from e2store.solver.best import sigint_sets
 
-        with _ctrl_c_sets() as stopped:  # Ctrl-C: the search stops between slices
+        stopped = threading.Event()
+        with sigint_sets(stopped):  # Ctrl-C: the search stops between slices
             result = solve_cover(inst, hamming=cover_hamming or DEFAULT_HAMMING, store=store,
                                  first=first, symmetry_break=symmetry_break, fixed=seed,
                                  keep=keep, max_nodes=max_nodes, workers=workers,
@@ -302,21 +301,6 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
                    f"saved (raise --keep to save more)", err=True)
     if result.interrupted:
         sys.exit(130)
-
-
-@contextlib.contextmanager
-def _ctrl_c_sets() -> Iterator[threading.Event]:
-    """While the block runs in the main thread, Ctrl-C sets the event it yields (the
-    search stops at its next slice and reports what it found) instead of raising."""
-    event = threading.Event()
-    if threading.current_thread() is not threading.main_thread():
-        yield event
-        return
-    old = signal.signal(signal.SIGINT, lambda *_: event.set())
-    try:
-        yield event
-    finally:
-        signal.signal(signal.SIGINT, old)
 
 
 def _estimate(instance: Path, fmt: str, sides: str | None, size: Size | None, scan: str,

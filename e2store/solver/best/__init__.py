@@ -38,7 +38,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "plan": ("BestPlan", "best_plan", "clue_cells", "quota_colours", "eternity_ii",
              "merged_fixed"),
     "search": ("BestSearch", "RestartResult"),
-    "run": ("BestRun", "run_best", "restart_row"),
+    "run": ("BestRun", "run_best", "restart_row", "sigint_sets"),
     "session": ("solve_best", "best_report", "BestProgress", "score_boards", "score_url",
                 "FILL_SECONDS", "finish_restart", "FinishTally"),
     "fill": ("fill_holes", "Filled", "EXACT_HOLES"),
@@ -68,6 +68,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time each is impor
     from e2store.solver.best.run import BestRun as BestRun
     from e2store.solver.best.run import restart_row as restart_row
     from e2store.solver.best.run import run_best as run_best
+    from e2store.solver.best.run import sigint_sets as sigint_sets
     from e2store.solver.best.schedules import AUTO as AUTO
     from e2store.solver.best.schedules import CLUES as CLUES
     from e2store.solver.best.schedules import CLUES_SCHEDULE as CLUES_SCHEDULE
