@@ -12,6 +12,7 @@ stop).  Workers are processes (spawn); each builds the plan once.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import sys
@@ -349,7 +350,9 @@ def sigint_raises():
     numba's compile (Python code but for LLVM's passes, a second or so each on a cold
     cache: the interrupt lands when the running one returns).  Raised in a callback of
     LLVM's (ctypes), it cannot leave it: Python would print it as unraisable and numba fail
-    later with an error of its own; not printed here, the caller looks at the event."""
+    later with an error of its own; not printed here, the caller looks at the event.  An
+    LLVM object the interrupt left half-built fails in its finalizer (`ObjectRef.__del__`,
+    whenever it is collected): after an interrupt such errors are not printed either."""
     if threading.current_thread() is not threading.main_thread():
         yield  # no signal reaches this thread
         return
@@ -364,5 +367,17 @@ def sigint_raises():
     try:
         yield
     finally:
+        fired = not _RAISE[0]  # `on_sigint` raised in the block
         _RAISE[0] = False
-        sys.unraisablehook = previous
+        if fired:
+            gc.collect()  # the half-built objects' finalizers, under `hook`
+        sys.unraisablehook = _quiet_llvm_finalizers(previous) if fired else previous
+
+
+def _quiet_llvm_finalizers(previous):
+    """`previous`, but silent for an error in a finalizer of llvmlite's (a half-built LLVM
+    object an interrupted compile left, collected later)."""
+    def hook(u) -> None:
+        if not str(getattr(u.object, "__module__", "") or "").startswith("llvmlite"):
+            previous(u)
+    return hook
