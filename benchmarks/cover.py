@@ -8,7 +8,8 @@ enumerated), the table (options as dancing links) and the search, with the optio
 the table's size.
 
     python benchmarks/cover.py [--shared ../shared] [--boards 4 5 6 7 clue1 clue2 clue3
-        clue4] [--hamming 0 1 2] [--limit 3600] [--budget 8G] [--json OUT]
+        clue4] [--hamming 0 1 2] [--limit 3600] [--dlx-limit S] [--budget 8G]
+        [--seed-rows R] [--json OUT]
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from _host import cpu_model
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _dlx(path: str, hamming: int, budget: int, out: mp.Queue) -> None:
-    """Child: the dlx search, its phases timed (the kernel compiled first, untimed)."""
+def _dlx(path: str, hamming: int, budget: int, seed: dict[int, int], out: mp.Queue) -> None:
+    """Child: the dlx search, its phases timed (the kernel compiled first, untimed);
+    `seed` (cell -> placement) fixed, else the symmetry break's roots."""
     import numpy as np
 
     from e2store.cover import Xcc, build_model, model_xcc, solve_xcc
@@ -50,7 +52,7 @@ def _dlx(path: str, hamming: int, budget: int, out: mp.Queue) -> None:
     row = {"engine": f"dlx h{hamming}", "regions": len(base.regions), "solutions": 0,
            "nodes": 0, "model_s": t_model, "table_s": 0.0, "search_s": 0.0, "options": 0,
            "table_mib": 0.0, "planned_mib": need / 2**20}
-    for root in symmetry_roots(inst):
+    for root in [seed] if seed else symmetry_roots(inst):
         t = time.perf_counter()
         x, _, _ = model_xcc(restricted(base, root))
         row["options"] += x.n_options
@@ -69,19 +71,20 @@ def _dlx(path: str, hamming: int, budget: int, out: mp.Queue) -> None:
     out.put(row)
 
 
-def _backtrack(path: str, store: str | None, out: mp.Queue) -> None:
+def _backtrack(path: str, store: str | None, seed: dict[int, int], out: mp.Queue) -> None:
     """Child: the backtracker (with a store: its closure table's second run, the first
-    building it untimed)."""
+    building it untimed); `seed` (cell -> placement) fixed."""
     from e2store.instance.formats import read_instance
     from e2store.solver.search import solve
     from e2store.solver.session import solve_search
 
     inst = read_instance(path)
+    fixed = {(c % inst.width, c // inst.width): v for c, v in seed.items()} or None
     solve(inst, first=True, node_limit=1000)  # the generic kernel compiled or loaded
-    if store is not None:
-        solve_search(inst, store=store, method="closure")  # builds the table: untimed
+    if store is not None:  # builds the table: untimed
+        solve_search(inst, store=store, method="closure", fixed=fixed)
     t0 = time.perf_counter()
-    r = solve_search(inst, store=store, method="closure" if store else "auto")
+    r = solve_search(inst, store=store, method="closure" if store else "auto", fixed=fixed)
     out.put({"engine": "backtrack" + (" + store" if store else ""),
              "solutions": r.solutions, "nodes": r.nodes,
              "seconds": time.perf_counter() - t0,
@@ -105,6 +108,18 @@ def _fresh(target, args: tuple, limit: float) -> dict:
     return res
 
 
+def _seed(path: str, rows: int) -> dict[int, int]:
+    """The first `rows` rows of the backtracker's first solution (cell -> placement)."""
+    from e2store.instance.formats import read_instance
+    from e2store.solver.session import solve_search
+
+    inst = read_instance(path)
+    if not rows:
+        return {}
+    board = solve_search(inst, first=True, keep=1).boards[0]
+    return {c: int(board[c]) for c in range(rows * inst.width)}
+
+
 def _path(shared: Path, board: str) -> Path:
     if board.startswith("clue"):
         return shared / "instances" / f"{board}_jwortmann.txt"
@@ -117,23 +132,31 @@ def main() -> None:
     ap.add_argument("--boards", nargs="+",
                     default=["4", "5", "6", "7", "clue1", "clue2", "clue3", "clue4"])
     ap.add_argument("--limit", type=float, default=3600.0, help="seconds per case")
+    ap.add_argument("--dlx-limit", type=float, default=None,
+                    help="seconds per dlx case (default: --limit)")
     ap.add_argument("--hamming", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--budget", default="8G", help="largest dlx table (K/M/G)")
+    ap.add_argument("--seed-rows", type=int, default=0,
+                    help="fix the first R rows of the backtracker's first solution")
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     units = {"K": 2**10, "M": 2**20, "G": 2**30}
     budget = int(float(a.budget[:-1]) * units[a.budget[-1]]) if a.budget[-1] in units else int(
         a.budget)
-    figures: dict = {"host": cpu_model(), "limit_s": a.limit, "boards": {}}
-    print(f"host: {figures['host']}; each case in a fresh process, at most {a.limit:.0f} s")
+    figures: dict = {"host": cpu_model(), "limit_s": a.limit, "dlx_limit_s": a.dlx_limit,
+                     "seed_rows": a.seed_rows, "boards": {}}
+    print(f"host: {figures['host']}; each case in a fresh process, at most {a.limit:.0f} s"
+          + (f" (dlx: {a.dlx_limit:.0f} s)" if a.dlx_limit else ""))
     for board in a.boards:
         path = str(_path(a.shared, board))
+        seed = _seed(path, a.seed_rows)
         rows = []
         with tempfile.TemporaryDirectory(prefix="cover-store-") as store:
-            cases = [(_backtrack, (path, None)), (_backtrack, (path, store)),
-                     *((_dlx, (path, h, budget)) for h in a.hamming)]
+            cases = [(_backtrack, (path, None, seed)), (_backtrack, (path, store, seed)),
+                     *((_dlx, (path, h, budget, seed)) for h in a.hamming)]
             for target, args in cases:
-                row = _fresh(target, args, a.limit)
+                row = _fresh(target, args, a.limit if target is _backtrack or a.dlx_limit
+                             is None else a.dlx_limit)
                 rows.append(row)
                 print(f"{board:>6} {json.dumps(row)}", flush=True)
         counts = {r["solutions"] for r in rows if "timeout" not in r and not r.get("refused")}

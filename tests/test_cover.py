@@ -133,6 +133,32 @@ def test_identical_pieces_fixed_cells_first_and_none(tmp_path) -> None:
     assert (r.solutions, r.complete) == (0, True)
 
 
+@pytest.mark.parametrize("hamming", [0, 1, 2])
+def test_fixed_pieces_leave_every_other_region(tmp_path, hamming: int) -> None:
+    """A seeded model keeps in each region only the corolles that agree with the fixed
+    cells and place no fixed piece elsewhere (naive filter); the counts and boards equal
+    the backtracker's with the same cells fixed."""
+    from e2store.cover.search import restricted
+
+    inst, _ = _inst(tmp_path, 5, 4, 11)
+    sol = solve_search(inst, keep=1).boards[0]
+    fixed = {c: int(sol[c]) for c in (0, 7, 13)}
+    base = build_model(inst, hamming)
+    model = restricted(base, fixed)
+    pieces = {v // 4: c for c, v in fixed.items()}
+    for g, o, kept in zip(base.regions, base.options, model.options, strict=True):
+        want = [row for row in o.tolist() if all(
+            (v == fixed[c]) if c in fixed else (v // 4 not in pieces)
+            for c, v in zip(g.cells, row, strict=True))]
+        assert sorted(kept.tolist()) == sorted(want)
+    assert sum(map(len, model.options)) < sum(map(len, base.options))
+    seed = {(c % 5, c // 5): v for c, v in fixed.items()}
+    r, b = solve_cover(inst, hamming=hamming, fixed=seed, keep=50), solve_search(
+        inst, fixed=seed, keep=50)
+    assert r.solutions == b.solutions >= 1
+    assert sorted(map(tuple, r.boards.tolist())) == sorted(map(tuple, b.boards.tolist()))
+
+
 def test_the_options_are_the_store_s_corolles(tmp_path) -> None:
     """Each region's options from a store equal its corolles enumerated (as sets)."""
     inst, path = _inst(tmp_path, 5, 5, 3)

@@ -73,12 +73,19 @@ def xcc_bytes(x: Xcc) -> int:
 
 def restricted(model: Model, fixed: Mapping[int, int]) -> Model:
     """`model` with each region's corolles those that agree with `fixed` (cell ->
-    placement): a root of the symmetry break, fixed cells."""
+    placement): a root of the symmetry break, fixed cells.  A corolle placing a fixed
+    piece on another cell goes too: it could never be chosen, and a seeded search's table
+    shrinks by every region's share of the fixed pieces."""
+    fixed_piece = np.full(model.instance.n_pieces, -1, dtype=np.int64)  # piece -> its cell
+    for cell, v in fixed.items():
+        fixed_piece[v // 4] = cell
     options = []
     for g, o in zip(model.regions, model.options, strict=True):
         for k, cell in enumerate(g.cells):
             if cell in fixed:
                 o = o[o[:, k] == fixed[cell]]
+            else:
+                o = o[fixed_piece[o[:, k] // 4] < 0]
         options.append(o)
     return Model(model.instance, model.hamming, model.regions, options, model.source)
 
