@@ -9,7 +9,7 @@ the table's size.
 
     python benchmarks/cover.py [--shared ../shared] [--boards 4 5 6 7 clue1 clue2 clue3
         clue4] [--hamming 0 1 2] [--limit 3600] [--dlx-limit S] [--budget 8G]
-        [--seed-rows R] [--json OUT]
+        [--cases backtrack store dlx] [--seed-rows R] [--json OUT]
 """
 
 from __future__ import annotations
@@ -75,6 +75,7 @@ def _backtrack(path: str, store: str | None, seed: dict[int, int], out: mp.Queue
     """Child: the backtracker (with a store: its closure table's second run, the first
     building it untimed); `seed` (cell -> placement) fixed."""
     from e2store.instance.formats import read_instance
+    from e2store.query.closures import ClosureBudgetError
     from e2store.solver.search import solve
     from e2store.solver.session import solve_search
 
@@ -82,7 +83,12 @@ def _backtrack(path: str, store: str | None, seed: dict[int, int], out: mp.Queue
     fixed = {(c % inst.width, c // inst.width): v for c, v in seed.items()} or None
     solve(inst, first=True, node_limit=1000)  # the generic kernel compiled or loaded
     if store is not None:  # builds the table: untimed
-        solve_search(inst, store=store, method="closure", fixed=fixed)
+        try:
+            solve_search(inst, store=store, method="closure", fixed=fixed)
+        except ClosureBudgetError as e:  # refused as the command refuses it
+            out.put({"engine": "backtrack + store", "refused": True, "solutions": None,
+                     "why": str(e)})
+            return
     t0 = time.perf_counter()
     r = solve_search(inst, store=store, method="closure" if store else "auto", fixed=fixed)
     out.put({"engine": "backtrack" + (" + store" if store else ""),
@@ -98,11 +104,16 @@ def _fresh(target, args: tuple, limit: float) -> dict:
     p = ctx.Process(target=target, args=(*args, q))
     t = time.perf_counter()
     p.start()
-    try:
-        res = q.get(timeout=limit)
-    except queue.Empty:
-        p.kill()
-        res = {"timeout": limit}
+    res = None
+    while res is None:
+        try:
+            res = q.get(timeout=1.0)
+        except queue.Empty:
+            if not p.is_alive():  # died with nothing to say (its traceback is on stderr)
+                res = {"failed": p.exitcode, "solutions": None}
+            elif time.perf_counter() - t > limit:
+                p.kill()
+                res = {"timeout": limit}
     p.join()
     res["wall_s"] = time.perf_counter() - t
     return res
@@ -136,6 +147,9 @@ def main() -> None:
                     help="seconds per dlx case (default: --limit)")
     ap.add_argument("--hamming", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--budget", default="8G", help="largest dlx table (K/M/G)")
+    ap.add_argument("--cases", nargs="+", default=["backtrack", "store", "dlx"],
+                    choices=["backtrack", "store", "dlx"],
+                    help="which engines to run (dlx: at each --hamming)")
     ap.add_argument("--seed-rows", type=int, default=0,
                     help="fix the first R rows of the backtracker's first solution")
     ap.add_argument("--json", default=None)
@@ -152,14 +166,16 @@ def main() -> None:
         seed = _seed(path, a.seed_rows)
         rows = []
         with tempfile.TemporaryDirectory(prefix="cover-store-") as store:
-            cases = [(_backtrack, (path, None, seed)), (_backtrack, (path, store, seed)),
-                     *((_dlx, (path, h, budget, seed)) for h in a.hamming)]
+            cases = [*([(_backtrack, (path, None, seed))] if "backtrack" in a.cases else []),
+                     *([(_backtrack, (path, store, seed))] if "store" in a.cases else []),
+                     *((_dlx, (path, h, budget, seed)) for h in a.hamming
+                       if "dlx" in a.cases)]
             for target, args in cases:
                 row = _fresh(target, args, a.limit if target is _backtrack or a.dlx_limit
                              is None else a.dlx_limit)
                 rows.append(row)
                 print(f"{board:>6} {json.dumps(row)}", flush=True)
-        counts = {r["solutions"] for r in rows if "timeout" not in r and not r.get("refused")}
+        counts = {r["solutions"] for r in rows if r.get("solutions") is not None}
         assert len(counts) <= 1, (board, rows)  # the same solutions wherever both finish
         figures["boards"][board] = rows
     if a.json:

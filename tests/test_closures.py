@@ -305,8 +305,8 @@ def test_cli_solve_store(tmp_path):
     r = run(main, ["solve", str(path), "--store", str(store), "--method", "closure",
                    "--first"])
     assert r.exit_code == 2 and "--method closure" in r.stderr
-    r = run(main, ["solve", str(path), "--memory-budget", "1G"])
-    assert r.exit_code == 2 and "needs --store" in r.stderr
+    r = run(main, ["solve", str(path), "--engine", "backtrack", "--memory-budget", "1G"])
+    assert r.exit_code == 2 and "needs --store" in r.stderr  # the backtracker's closure table
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     r = run(main, ["solve", str(path), "--store", str(fresh), "--memory-budget", "16"])

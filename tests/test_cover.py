@@ -205,6 +205,53 @@ def test_the_command(tmp_path) -> None:
         assert len(lines) == 1 and says in lines[0], r.stderr
 
 
+def _with_copies(inst: Instance) -> Instance:
+    """`inst` with a second inner piece made a turned copy of the first: identical
+    pieces (most such boards have no solution; the engines must agree anyway)."""
+    pieces = [tuple(p) for p in inst.pieces]
+    inner = [i for i, p in enumerate(pieces) if min(p) > 0]
+    a = pieces[inner[0]]
+    pieces[inner[1]] = a[1:] + a[:1]
+    return Instance(f"{inst.name}-copies", inst.width, inst.height, pieces)
+
+
+def test_auto_takes_dlx_for_a_complete_search_of_a_board_with_identical_pieces(
+        tmp_path) -> None:
+    """`--engine auto` (the default): dlx for a complete search of a board with identical
+    pieces (said in one line on stderr), the backtracker otherwise: on a board of distinct
+    pieces, with --first, with an option of the backtracker's; --hamming picks dlx; the
+    counts equal the backtracker's either way."""
+    from e2store.cover.search import suits_dlx
+
+    run = CliRunner().invoke
+    plain, plain_path = _inst(tmp_path, 5, 4, 3)
+    dup = _with_copies(plain)
+    dup_path = tmp_path / "dup.e2s"
+    write_e2store(dup, dup_path)
+    assert suits_dlx(plain) is None and suits_dlx(read_instance(dup_path)) == \
+        "1 piece identical to another"
+
+    def scan(path: Path, *args: str) -> tuple[str, int, str]:
+        r = run(main, ["solve", str(path), "--json", *args])
+        assert r.exit_code == 0, r.output
+        d = json.loads(r.stdout)
+        return d["scan"], d["solutions"], r.stderr
+
+    kind, count, err = scan(dup_path)
+    assert kind.startswith("dlx (hamming 0") and "--engine auto: dlx" in err
+    assert count == solve_search(read_instance(dup_path)).solutions
+    for args in (["--first"], ["--scan", "columnscan"], ["--distinct"], ["--kernel", "generic"],
+                 ["--engine", "backtrack"]):
+        kind, _, err = scan(dup_path, *args)
+        assert not kind.startswith("dlx") and "--engine auto" not in err, args
+    kind, count, err = scan(plain_path)
+    assert kind == "rowscan" and "--engine auto" not in err
+    kind, count2, _ = scan(plain_path, "--hamming", "1")
+    assert kind.startswith("dlx (hamming 1") and count2 == count >= 1
+    r = run(main, ["solve", str(plain_path), "--memory-budget", "1G"])
+    assert r.exit_code == 2 and "--memory-budget needs --store DIR" in r.stderr
+
+
 @pytest.mark.parametrize("hamming", [0, 1, 2])
 def test_the_memory_is_counted_before_the_corolles_are_enumerated(tmp_path, hamming) -> None:
     """`planned_bytes` (from exact counts, nothing enumerated): the options the model then

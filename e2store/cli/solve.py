@@ -12,6 +12,8 @@ import click
 
 from e2store.cli.best_options import best_command, best_options, best_text, interrupted_line
 from e2store.cli.command import command
+from e2store.cli.engines import ENGINES, check_engine, chosen_engine
+from e2store.cli.engines import given as given_
 from e2store.cli.options import (
     AUTO_MIN_DEPTHS,
     BYTES,
@@ -123,8 +125,11 @@ from e2store.instance.parsing import shown_path
               help="With --estimate: sample the prefixes of the first K free cells (default: "
               "the first depth with 10 M of them); deeper makes each sampled subtree smaller, "
               "which big boards need.")
-@click.option("--engine", type=click.Choice(("backtrack", "sat", "dlx")), default="backtrack",
-              show_default=True, help="backtrack: e2store's search; sat: SAT enumeration "
+@click.option("--engine", type=click.Choice(ENGINES), default="auto",
+              show_default=True, help="auto: dlx for a complete search of a board with "
+              "identical pieces (where it measured faster: the clue puzzles), unless an option "
+              "of the backtracker's is given, else backtrack; backtrack: e2store's search; "
+              "sat: SAT enumeration "
               "with CaDiCaL (e2store.exact, `pip install '.[exact]'`): the same report, for "
               "a side-by-side check (--first, or --all on small boards); dlx: corolles as "
               "the pieces of the search, dancing links over the board's corolle regions "
@@ -144,7 +149,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
               estimate_samples: int | None = None,
               estimate_seed: int = 0, estimate_depth: int | None = None,
               kernel: str = "auto", method: str = "auto", budget: int = 2 << 30,
-              distinct: bool = False, best: bool = False, engine: str = "backtrack",
+              distinct: bool = False, best: bool = False, engine: str = "auto",
               sat_seconds: float | None = None, cover_hamming: int | None = None,
               **finals) -> None:
     """Solve a puzzle by backtracking and report nodes, solutions and times.
@@ -159,29 +164,7 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     from e2store.solver.session import solve_search
 
     ctx = click.get_current_context()
-    if engine == "sat":
-        refused = [flag for flag, on in (("--best", best), ("--openings", openings_file),
-                                         ("--estimate", estimate_samples)) if on]
-        if refused:
-            raise SolverError(f"--engine sat takes no {', '.join(refused)} (SAT enumerates "
-                              f"solutions: --first or --all)")
-    elif sat_seconds is not None:
-        raise SolverError("--seconds is the time limit of --engine sat (the backtracker "
-                          "stops at --max-nodes or Ctrl-C)")
-    if engine == "dlx":
-        refused = [flag for flag, on in (("--best", best), ("--openings", openings_file),
-                                         ("--estimate", estimate_samples),
-                                         ("--distinct", distinct), ("--shard", shard),
-                                         ("--finals-regions", ctx.get_parameter_source(
-                                             "finals_regions") is not
-                                          click.core.ParameterSource.DEFAULT),
-                                         ("--method", method != "auto")) if on]
-        if refused:
-            raise SolverError(f"--engine dlx takes no {', '.join(refused)} (dancing links "
-                              f"over corolles: --first, --all, --max-nodes, --store, "
-                              f"--hamming, --workers)")
-    elif cover_hamming is not None:
-        raise SolverError("--hamming is the regions' hamming of --engine dlx")
+    check_engine(ctx, engine)
     best_keys = ("breaks", "rng_seed", "restart_nodes", "restarts", "minutes", "clues",
                  "quota", "order", "no_fill", "no_finish", "arm", "trace", "keep_min_score")
     opts = {k: finals.pop(k) for k in best_keys}
@@ -224,10 +207,8 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     store = finals.get("store")
     if given and not store:
         raise click.UsageError(f"{', '.join(given)} needs --store DIR (the finals' corolles)")
-    for k in ("method", "budget"):
-        if not store and engine != "dlx" and ctx.get_parameter_source(k) is not (
-                click.core.ParameterSource.DEFAULT):
-            raise click.UsageError(f"--{k.replace('budget', 'memory-budget')} needs --store DIR")
+    if not store and engine != "dlx" and given_(ctx, "method"):
+        raise click.UsageError("--method needs --store DIR")
     if method == "closure" and (given or first or max_nodes is not None):
         raise click.UsageError("--method closure probes the closure table in complete searches: "
                                "it takes no --first, --max-nodes or --finals-* (use --method "
@@ -241,6 +222,9 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     inst = load_instance(instance, fmt, sides, size)
     seed = None if openings_file is not None else fixed_cells(inst, seed_file)
     symmetry_break = not no_break and seed is None
+    engine = chosen_engine(ctx, engine, inst, first)
+    if not store and engine != "dlx" and given_(ctx, "budget"):
+        raise click.UsageError("--memory-budget needs --store DIR (or --engine dlx)")
     if engine == "dlx":
         from e2store.cover.search import DEFAULT_HAMMING, solve_cover
         from e2store.solver.best import sigint_sets

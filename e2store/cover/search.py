@@ -27,6 +27,21 @@ from e2store.instance.model import Instance
 DEFAULT_HAMMING = 0  # the partition the command takes: the fastest measured (docs/benchmarks.md)
 
 
+def suits_dlx(instance: Instance) -> str | None:
+    """Why `e2store solve --engine auto` takes dlx (hamming 0) on `instance`, or None.  A
+    board with identical pieces: on the clue puzzles (7-26 copies) dlx searched the same
+    trees 2-8x faster than the backtracker, which walks the whole subtree below each copy
+    again, dead ends included, where dlx's fewest-options choice fails a branch as soon as
+    a cell or a piece has no option left; on boards of distinct pieces (the benchmark
+    boards, generated ones) the backtracker was 10-200x faster (docs/benchmarks.md,
+    *Corolles as the pieces of the search*)."""
+    from e2store.instance.classes import piece_classes
+
+    classes = piece_classes(np.asarray(instance.pieces))
+    copies = len(classes) - len(np.unique(classes))
+    return f"{copies} piece{'s' if copies > 1 else ''} identical to another" if copies else None
+
+
 def model_xcc(model: Model) -> tuple[Xcc, np.ndarray, np.ndarray]:
     """The exact cover of `model` (its module docstring), and per option its region and its
     row among the region's corolles."""
