@@ -75,17 +75,19 @@ def _backtrack(path: str, store: str | None, seed: dict[int, int], out: mp.Queue
     """Child: the backtracker (with a store: its closure table's second run, the first
     building it untimed); `seed` (cell -> placement) fixed."""
     from e2store.instance.formats import read_instance
-    from e2store.query.closures import ClosureBudgetError
+    from e2store.query.closures import ClosureBudgetError, ClosureError
     from e2store.solver.search import solve
     from e2store.solver.session import solve_search
 
     inst = read_instance(path)
     fixed = {(c % inst.width, c // inst.width): v for c, v in seed.items()} or None
     solve(inst, first=True, node_limit=1000)  # the generic kernel compiled or loaded
+    if fixed:  # and the seeded search's kernel
+        solve_search(inst, fixed=fixed, max_nodes=1000)
     if store is not None:  # builds the table: untimed
         try:
             solve_search(inst, store=store, method="closure", fixed=fixed)
-        except ClosureBudgetError as e:  # refused as the command refuses it
+        except (ClosureBudgetError, ClosureError) as e:  # refused as the command refuses it
             out.put({"engine": "backtrack + store", "refused": True, "solutions": None,
                      "why": str(e)})
             return

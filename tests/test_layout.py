@@ -280,7 +280,8 @@ def test_no_import_cycle():
 CLI = "e2store.cli"
 CLI_HELPERS = {f"{CLI}.command", f"{CLI}.options", f"{CLI}.checked", f"{CLI}.formats"}
 CLI_MAY = {f"{CLI}.reference": {f"{CLI}.main"},  # walks the commands to write docs/cli.md
-           f"{CLI}.solve": {f"{CLI}.best_options"},  # the options of its --best mode
+           # the options of its --best mode; which engine it takes
+           f"{CLI}.solve": {f"{CLI}.best_options", f"{CLI}.engines"},
            CLI: {f"{CLI}.main"}}  # the package's entry point
 
 
