@@ -305,3 +305,34 @@ def test_ctrl_c_stops_the_search_with_its_report(tmp_path) -> None:
     assert p.returncode == 130, (seen, err)
     doc = json.loads(out.splitlines()[-1])
     assert doc["interrupted"] and not doc["complete"] and doc["nodes"] > 0
+
+
+def test_progress_counts_over_every_root(tmp_path) -> None:
+    """`tick(nodes, solutions)` (the command's progress bar) counts on over the symmetry
+    break's roots (two on a rectangle): never back, and ends at the report's totals."""
+    inst, _ = _inst(tmp_path, 5, 4, 2)
+    seen: list[tuple[int, int]] = []
+    r = solve_cover(inst, hamming=0, tick=lambda n, k: seen.append((n, k)))
+    assert len(seen) >= 2 and seen == sorted(seen)
+    assert seen[-1] == (r.nodes, r.solutions) and r.solutions >= 1
+    assert 0 < r.first_seconds <= r.seconds and r.first_nodes <= r.nodes
+
+
+def test_the_first_solution_s_time_is_its_own_not_the_search_s(tmp_path) -> None:
+    """The report's `first` is the time to the first solution (the end of the slice that
+    found it), not the whole root's search: no later than the progress tick that first
+    counts a solution, and well before the end."""
+    import time
+
+    inst, _ = _inst(tmp_path, 6, 6, 1)
+    solve_cover(inst, hamming=0, max_nodes=1000)  # the kernel loaded
+    t0, first_tick = time.perf_counter(), []
+
+    def tick(n: int, k: int) -> None:
+        if k and not first_tick:
+            first_tick.append(time.perf_counter() - t0)
+
+    r = solve_cover(inst, hamming=0, symmetry_break=False, max_nodes=1_500_000, tick=tick)
+    assert r.first_nodes is not None and first_tick
+    assert r.first_seconds <= first_tick[0] < r.seconds
+    assert r.seconds - r.first_seconds > 0.5 * (r.seconds - first_tick[0])

@@ -226,15 +226,25 @@ def solve_cmd(instance: Path, fmt: str, sides: str | None, size: Size | None, sc
     if not store and engine != "dlx" and given_(ctx, "budget"):
         raise click.UsageError("--memory-budget needs --store DIR (or --engine dlx)")
     if engine == "dlx":
+        from tqdm import tqdm
+
         from e2store.cover.search import DEFAULT_HAMMING, solve_cover
+        from e2store.progress import progress_interval
         from e2store.solver.best import sigint_sets
 
         stopped = threading.Event()
-        with sigint_sets(stopped):  # Ctrl-C: the search stops between slices
+        bar = tqdm(desc=f"solve {inst.name} (dlx)", unit="option", unit_scale=True,
+                   delay=1.0, leave=False, mininterval=progress_interval())
+
+        def tick(nodes: int, solutions: int) -> None:
+            bar.update(nodes - bar.n)
+            bar.set_postfix(solutions=solutions, refresh=False)
+
+        with sigint_sets(stopped), bar:  # Ctrl-C: the search stops between slices
             result = solve_cover(inst, hamming=cover_hamming or DEFAULT_HAMMING, store=store,
                                  first=first, symmetry_break=symmetry_break, fixed=seed,
                                  keep=keep, max_nodes=max_nodes, workers=workers,
-                                 memory_budget=budget, stop=stopped.is_set,
+                                 memory_budget=budget, stop=stopped.is_set, tick=tick,
                                  log=lambda m: click.echo(f"e2store: {m}", err=True))
         if save is not None:
             write_solutions(save, result.boards, inst, result.scan)

@@ -145,8 +145,8 @@ def solve_cover(instance: Instance, *, hamming: int = DEFAULT_HAMMING,
     (`e2store.solver.search`); `fixed` cells ((x, y) -> placement) restrict the regions
     holding them (and, as in the backtracker, turn the symmetry break off unless it is
     asked for); `max_nodes` options tried at most; `memory_budget`: SolverError in one
-    line, before the table is built, for a larger table; `stop()`/`tick()` between slices
-    (one process)."""
+    line, before the table is built, for a larger table; `stop()`/`tick(nodes,
+    solutions)` between slices (one process; counted over the roots)."""
     from e2store.instance.classes import symmetry_roots
     from e2store.solver.search import SolveResult
 
@@ -182,6 +182,7 @@ def solve_cover(instance: Instance, *, hamming: int = DEFAULT_HAMMING,
         left = None if max_nodes is None else max_nodes - total.nodes
         if left is not None and left <= 0:
             break
+        began = time.perf_counter() - t0  # this root's start: its first solution's clock
         if workers > 1:
             split = _split(x, workers)
             with ProcessPoolExecutor(workers) as pool:
@@ -190,12 +191,14 @@ def solve_cover(instance: Instance, *, hamming: int = DEFAULT_HAMMING,
             for r, (_, number) in zip(parts, split, strict=True):
                 r.kept = [[int(number[o]) for o in sol] for sol in r.kept]
         else:
+            so_far = (total.nodes, total.solutions)  # the roots searched before this one
             parts = [solve_xcc(x, first=first, max_nodes=left, keep=keep, stop=stop,
-                               tick=tick)]
+                               tick=None if tick is None else lambda n, k, b=so_far: tick(
+                                   b[0] + n, b[1] + k))]
         for r in parts:
             if total.first_nodes is None and r.first_nodes is not None:
                 total.first_nodes = total.nodes + r.first_nodes
-                total.first_seconds = time.perf_counter() - t0
+                total.first_seconds = began + (r.first_seconds or 0.0)
             total.solutions += r.solutions
             total.nodes += r.nodes
             total.interrupted |= r.interrupted
