@@ -250,6 +250,10 @@ def test_auto_takes_dlx_for_a_complete_search_of_a_board_with_identical_pieces(
     assert kind.startswith("dlx (hamming 1") and count2 == count >= 1
     r = run(main, ["solve", str(plain_path), "--memory-budget", "1G"])
     assert r.exit_code == 2 and "--memory-budget needs --store DIR" in r.stderr
+    r = run(main, ["solve", str(dup_path), "--hamming", "1", "--distinct"])
+    assert r.exit_code == 2 and r.stderr.strip().splitlines() == [
+        "e2store: error: --engine dlx takes no --distinct (dancing links over corolles: "
+        "--first, --all, --max-nodes, --store, --hamming, --workers)"]
 
 
 @pytest.mark.parametrize("hamming", [0, 1, 2])

@@ -56,6 +56,7 @@ def chosen_engine(ctx: click.Context, engine: str, instance, first: bool) -> str
     if engine != "auto":
         return engine
     if given(ctx, "cover_hamming"):
+        check_engine(ctx, "dlx")  # with an option of the backtracker's: refused
         return "dlx"
     if first or any(given(ctx, k) for k in BACKTRACK_ONLY):
         return "backtrack"
