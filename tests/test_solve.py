@@ -366,7 +366,7 @@ def test_cli_json_report_matches_the_api(inst_file):
     inst, path = inst_file
     for args, kwargs in (([], {}), (["--no-symmetry-break", "--scan", "spiral-in"],
                                     {"symmetry_break": False, "scan": "spiral-in"})):
-        r = run("solve", path, "--json", *args)
+        r = run("solve", path, "--json", "--engine", "backtrack", *args)  # the API's engine
         assert r.exit_code == 0, r.output
         d = json.loads(r.stdout)
         want = solve(inst, **kwargs)
@@ -439,7 +439,7 @@ def test_cli_seed_file(inst_file, tmp_path):
     seed = tmp_path / "seed.txt"
     seed.write_text("".join(f"{c % 4} {c // 4} {target[c] >> 2} {target[c] & 3}\n"
                             for c in (0, 5)))
-    r = run("solve", path, "--fixed", seed, "--json")
+    r = run("solve", path, "--fixed", seed, "--json", "--engine", "backtrack")
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
     assert d["seeded_cells"] == 2 and not d["symmetry_break"] and d["solutions"] >= 1
