@@ -191,10 +191,8 @@ def solve_cover(instance: Instance, *, hamming: int = DEFAULT_HAMMING,
             for r, (_, number) in zip(parts, split, strict=True):
                 r.kept = [[int(number[o]) for o in sol] for sol in r.kept]
         else:
-            so_far = (total.nodes, total.solutions)  # the roots searched before this one
             parts = [solve_xcc(x, first=first, max_nodes=left, keep=keep, stop=stop,
-                               tick=None if tick is None else lambda n, k, b=so_far: tick(
-                                   b[0] + n, b[1] + k))]
+                               tick=_counted_on(tick, total.nodes, total.solutions))]
         for r in parts:
             if total.first_nodes is None and r.first_nodes is not None:
                 total.first_nodes = total.nodes + r.first_nodes
@@ -220,6 +218,14 @@ def solve_cover(instance: Instance, *, hamming: int = DEFAULT_HAMMING,
                        seconds=time.perf_counter() - t0, first_nodes=total.first_nodes,
                        first_seconds=total.first_seconds, complete=complete,
                        interrupted=total.interrupted, boards=out)
+
+
+def _counted_on(tick: Callable[[int, int], None] | None, nodes: int, solutions: int,
+                ) -> Callable[[int, int], None] | None:
+    """`tick` for one root's search, counting on from the roots searched before it."""
+    if tick is None:
+        return None
+    return lambda n, k: tick(nodes + n, solutions + k)
 
 
 def _within(need: int, options: int, workers: int, budget: int) -> None:
